@@ -1,0 +1,141 @@
+package dialects
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrEventNotFound is returned (wrapped) by Inspector.Get when no row has the
+// given event id.
+var ErrEventNotFound = errors.New("jitoutbox: event not found")
+
+// Inspector is an optional extension of Dialect for operators (the outboxctl
+// CLI, dashboards): it reads rows with their full delivery state. Every
+// dialect in this module implements it; find it with a type assertion:
+//
+//	if in, ok := d.(dialects.Inspector); ok { ... }
+//
+// Inspector methods only read; they never take leases or change rows.
+type Inspector interface {
+	// List returns up to f.Limit rows in state f.State, in Seq order,
+	// starting after f.AfterSeq, optionally of one aggregate.
+	List(ctx context.Context, db *sql.DB, f ListFilter) ([]Row, error)
+	// Get returns the row of one event id, in any state, or an error
+	// wrapping ErrEventNotFound.
+	Get(ctx context.Context, db *sql.DB, id string) (Row, error)
+	// Blockers returns up to limit aggregates that need an operator's
+	// attention at `now`: those with dead rows, and those whose oldest
+	// pending row (which holds back every later row of the aggregate) is
+	// backing off after a failure or leased to a relay. They are ordered by
+	// the Seq of that oldest pending row (aggregates without pending rows
+	// last, by their first dead row).
+	Blockers(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]Blocker, error)
+}
+
+// ListFilter selects rows for Inspector.List.
+type ListFilter struct {
+	// State selects pending, published or dead rows.
+	State State
+	// AggregateType and AggregateID, when both set, restrict the list to one
+	// aggregate. Setting only one of them is an error.
+	AggregateType string
+	AggregateID   string
+	// AfterSeq returns rows with Seq > AfterSeq (pagination; 0 for the start).
+	AfterSeq int64
+	// Limit is the most rows returned (> 0).
+	Limit int
+}
+
+// ErrInvalidListFilter is returned (wrapped) by List for a filter with a
+// half-given aggregate, an unknown state or a non-positive limit.
+var ErrInvalidListFilter = errors.New("jitoutbox: invalid list filter")
+
+// Validate checks f and returns an error wrapping ErrInvalidListFilter.
+func (f ListFilter) Validate() error {
+	switch {
+	case f.State != StatePending && f.State != StatePublished && f.State != StateDead:
+		return fmt.Errorf("%w: state must be pending, published or dead (got %d)", ErrInvalidListFilter, int(f.State))
+	case (f.AggregateType == "") != (f.AggregateID == ""):
+		return fmt.Errorf("%w: an aggregate needs both AggregateType and AggregateID", ErrInvalidListFilter)
+	case f.Limit <= 0:
+		return fmt.Errorf("%w: Limit must be positive (got %d)", ErrInvalidListFilter, f.Limit)
+	}
+	return nil
+}
+
+// Row is one outbox row with its full delivery state.
+type Row struct {
+	Record
+	// State is pending, published or dead.
+	State State
+	// NextAttemptAt is when a pending row becomes claimable.
+	NextAttemptAt time.Time
+	// LockedBy is the relay that holds (or last held, for published rows)
+	// the row's lease; "" if none.
+	LockedBy string
+	// LockedUntil is when the lease expires; zero if none.
+	LockedUntil time.Time
+	// LastError is the last publish error; "" if none.
+	LastError string
+	// PublishedAt is when the row was published; zero unless published.
+	PublishedAt time.Time
+}
+
+// String returns the state's name: "pending", "published", "dead".
+func (s State) String() string {
+	switch s {
+	case StatePending:
+		return "pending"
+	case StatePublished:
+		return "published"
+	case StateDead:
+		return "dead"
+	}
+	return "unknown"
+}
+
+// ParseState parses a state name as returned by State.String.
+func ParseState(s string) (State, bool) {
+	switch s {
+	case "pending":
+		return StatePending, true
+	case "published":
+		return StatePublished, true
+	case "dead":
+		return StateDead, true
+	}
+	return 0, false
+}
+
+// BlockReason says why an aggregate is listed by Inspector.Blockers.
+type BlockReason string
+
+// Block reasons, most severe first.
+const (
+	// BlockBackingOff: the oldest pending row failed and waits for its next
+	// attempt; later rows of the aggregate wait behind it.
+	BlockBackingOff BlockReason = "backing-off"
+	// BlockLeased: the oldest pending row is leased to a relay (in flight,
+	// or held by a relay that died until the lease expires).
+	BlockLeased BlockReason = "leased"
+	// BlockDead: the aggregate has dead rows (later rows were not held back
+	// but the dead ones need a requeue or a decision).
+	BlockDead BlockReason = "dead"
+)
+
+// Blocker is one aggregate listed by Inspector.Blockers.
+type Blocker struct {
+	AggregateType string
+	AggregateID   string
+	// Reason is why the aggregate is listed (BlockBackingOff or BlockLeased
+	// when its oldest pending row is held, otherwise BlockDead).
+	Reason BlockReason
+	// Pending and Dead count the aggregate's rows in those states.
+	Pending int64
+	Dead    int64
+	// Head is the aggregate's oldest pending row; nil when it has none.
+	Head *Row
+}

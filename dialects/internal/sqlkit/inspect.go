@@ -1,0 +1,215 @@
+package sqlkit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// Inspector implements dialects.Inspector for one dialect from its
+// inspect_*.sql files (see NewInspector).
+type Inspector struct {
+	op                           string
+	list, listAgg, get, blockers string
+	timeArg                      func(time.Time) any
+	validID                      func(string) bool
+	nowArgs                      int
+}
+
+// InspectorConfig describes how a dialect binds inspection arguments.
+type InspectorConfig struct {
+	// Op prefixes errors ("jitoutbox/postgres").
+	Op string
+	// Files holds sql/inspect_list.sql, sql/inspect_list_aggregate.sql,
+	// sql/inspect_get.sql and sql/inspect_blockers.sql.
+	Files fs.FS
+	// Table is the validated table name.
+	Table string
+	// Time converts a time to the bound form (UTC time or unix micros).
+	Time func(time.Time) any
+	// ValidID reports whether an id can be looked up at all (nil: always);
+	// Get reports ErrEventNotFound for ids it rejects.
+	ValidID func(string) bool
+	// BlockerNowArgs is how many times `now` is bound in inspect_blockers.sql
+	// (1 with numbered parameters, 2 with '?').
+	BlockerNowArgs int
+}
+
+// NewInspector renders the inspection SQL for c.Table.
+func NewInspector(c InspectorConfig) (*Inspector, error) {
+	load := func(name string) (string, error) {
+		b, err := fs.ReadFile(c.Files, "sql/"+name)
+		if err != nil {
+			return "", fmt.Errorf("%s: missing embedded %s: %w", c.Op, name, err)
+		}
+		return Render(string(b), c.Table), nil
+	}
+	in := &Inspector{op: c.Op, timeArg: c.Time, validID: c.ValidID, nowArgs: max(c.BlockerNowArgs, 1)}
+	for _, f := range []struct {
+		dst  *string
+		name string
+	}{
+		{&in.list, "inspect_list.sql"}, {&in.listAgg, "inspect_list_aggregate.sql"},
+		{&in.get, "inspect_get.sql"}, {&in.blockers, "inspect_blockers.sql"},
+	} {
+		s, err := load(f.name)
+		if err != nil {
+			return nil, err
+		}
+		*f.dst = s
+	}
+	return in, nil
+}
+
+// List implements dialects.Inspector.
+func (in *Inspector) List(ctx context.Context, db *sql.DB, f dialects.ListFilter) ([]dialects.Row, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	var rows *sql.Rows
+	var err error
+	if f.AggregateType != "" {
+		rows, err = db.QueryContext(ctx, in.listAgg, f.AggregateType, f.AggregateID, int(f.State), f.AfterSeq, f.Limit)
+	} else {
+		rows, err = db.QueryContext(ctx, in.list, int(f.State), f.AfterSeq, f.Limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: list: %w", in.op, err)
+	}
+	defer rows.Close()
+	var out []dialects.Row
+	for rows.Next() {
+		var s rowScan
+		if err := rows.Scan(s.dest()...); err != nil {
+			return nil, fmt.Errorf("%s: list: scan: %w", in.op, err)
+		}
+		r, err := s.row()
+		if err != nil {
+			return nil, fmt.Errorf("%s: list: %w", in.op, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: list: %w", in.op, err)
+	}
+	return out, nil
+}
+
+// Get implements dialects.Inspector.
+func (in *Inspector) Get(ctx context.Context, db *sql.DB, id string) (dialects.Row, error) {
+	if in.validID != nil && !in.validID(id) {
+		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, dialects.ErrEventNotFound)
+	}
+	var s rowScan
+	err := db.QueryRowContext(ctx, in.get, id).Scan(s.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, dialects.ErrEventNotFound)
+	}
+	if err != nil {
+		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
+	}
+	r, err := s.row()
+	if err != nil {
+		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
+	}
+	return r, nil
+}
+
+// Blockers implements dialects.Inspector.
+func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]dialects.Blocker, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	args := make([]any, 0, in.nowArgs+1)
+	for range in.nowArgs {
+		args = append(args, in.timeArg(UTC(now)))
+	}
+	args = append(args, limit)
+	rows, err := db.QueryContext(ctx, in.blockers, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
+	}
+	defer rows.Close()
+	var out []dialects.Blocker
+	for rows.Next() {
+		var b dialects.Blocker
+		var s rowScan
+		dest := append([]any{&b.AggregateType, &b.AggregateID, &b.Pending, &b.Dead}, s.dest()...)
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("%s: blockers: scan: %w", in.op, err)
+		}
+		b.Reason = dialects.BlockDead
+		if s.seq.Valid {
+			r, err := s.row()
+			if err != nil {
+				return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
+			}
+			b.Head = &r
+			switch {
+			case r.LockedUntil.After(now):
+				b.Reason = dialects.BlockLeased
+			case r.NextAttemptAt.After(now):
+				b.Reason = dialects.BlockBackingOff
+			}
+		}
+		out = append(out, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
+	}
+	return out, nil
+}
+
+// rowScan holds one row in inspect scan order; every column is nullable so
+// that the LEFT JOIN of inspect_blockers.sql scans too.
+type rowScan struct {
+	seq, attempts, state                            sql.NullInt64
+	id, aggType, aggID, eventType, contentType      sql.NullString
+	headers, idem, payloadJSON, lockedBy, lastError sql.NullString
+	payload                                         []byte
+	critical                                        sql.NullBool
+	created, nextAttempt, lockedUntil, publishedAt  NullTime
+}
+
+func (s *rowScan) dest() []any {
+	return []any{&s.seq, &s.id, &s.aggType, &s.aggID, &s.eventType, &s.payload, &s.contentType,
+		&s.headers, &s.idem, &s.critical, &s.created, &s.attempts, &s.payloadJSON, &s.state,
+		&s.nextAttempt, &s.lockedBy, &s.lockedUntil, &s.lastError, &s.publishedAt}
+}
+
+func (s *rowScan) row() (dialects.Row, error) {
+	var r dialects.Row
+	r.Seq = s.seq.Int64
+	r.ID = s.id.String
+	r.AggregateType = s.aggType.String
+	r.AggregateID = s.aggID.String
+	r.EventType = s.eventType.String
+	r.Payload = Payload(s.payload)
+	if s.payloadJSON.Valid {
+		r.Payload = []byte(s.payloadJSON.String)
+	}
+	r.ContentType = s.contentType.String
+	if s.headers.Valid {
+		h, err := DecodeHeaders(&s.headers.String)
+		if err != nil {
+			return r, fmt.Errorf("seq %d: %w", r.Seq, err)
+		}
+		r.Headers = h
+	}
+	r.IdempotencyKey = s.idem.String
+	r.Critical = s.critical.Bool
+	r.CreatedAt = s.created.Time
+	r.Attempts = int(s.attempts.Int64)
+	r.State = dialects.State(s.state.Int64)
+	r.NextAttemptAt = s.nextAttempt.Time
+	r.LockedBy = s.lockedBy.String
+	r.LockedUntil = s.lockedUntil.Time
+	r.LastError = s.lastError.String
+	r.PublishedAt = s.publishedAt.Time
+	return r, nil
+}

@@ -1,0 +1,60 @@
+package sqlkit
+
+import (
+	"database/sql"
+	"fmt"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// RecordColumns is the column list every dialect's claim returns, in order;
+// PostgreSQL appends payload_json (as text) after it.
+//
+//	seq, id, aggregate_type, aggregate_id, event_type, payload, content_type,
+//	headers, idempotency_key, critical, created_at, attempts
+const RecordColumns = 12
+
+// ScanRecords reads claim results. withJSON says a 13th column carries the
+// JSON payload text (NULL when the payload is in the payload column).
+// Results are sorted by Seq.
+func ScanRecords(rows *sql.Rows, withJSON bool) ([]dialects.Record, error) {
+	defer rows.Close()
+	var out []dialects.Record
+	for rows.Next() {
+		var (
+			r       dialects.Record
+			payload []byte
+			pj      sql.NullString
+			headers sql.NullString
+			idem    sql.NullString
+			created NullTime
+		)
+		dest := []any{&r.Seq, &r.ID, &r.AggregateType, &r.AggregateID, &r.EventType, &payload,
+			&r.ContentType, &headers, &idem, &r.Critical, &created, &r.Attempts}
+		if withJSON {
+			dest = append(dest, &pj)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, fmt.Errorf("jitoutbox: scan claimed row: %w", err)
+		}
+		if pj.Valid {
+			payload = []byte(pj.String)
+		}
+		r.Payload = Payload(payload)
+		if headers.Valid {
+			h, err := DecodeHeaders(&headers.String)
+			if err != nil {
+				return nil, fmt.Errorf("seq %d: %w", r.Seq, err)
+			}
+			r.Headers = h
+		}
+		r.IdempotencyKey = idem.String
+		r.CreatedAt = created.Time
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("jitoutbox: read claimed rows: %w", err)
+	}
+	SortBySeq(out)
+	return out, nil
+}

@@ -1,0 +1,99 @@
+package sqlkit
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/internal/ident"
+)
+
+// ValidateTable checks a table name with internal/ident and wraps failures
+// with dialects.ErrInvalidTable.
+func ValidateTable(name string) error {
+	if err := ident.Validate(name); err != nil {
+		return fmt.Errorf("%w: %w", dialects.ErrInvalidTable, err)
+	}
+	return nil
+}
+
+// Render prepares an embedded SQL template: lines starting with "--" are
+// dropped, surrounding blank space is trimmed, {{table}} becomes the
+// (validated) table name and {{name}} its last part (for index and
+// constraint names, which may not be schema-qualified).
+func Render(src, table string) string {
+	var b strings.Builder
+	for line := range strings.Lines(src) {
+		if strings.HasPrefix(strings.TrimSpace(line), "--") {
+			continue
+		}
+		b.WriteString(line)
+	}
+	name := table
+	if i := strings.LastIndexByte(table, '.'); i >= 0 {
+		name = table[i+1:]
+	}
+	out := strings.TrimSpace(b.String())
+	out = strings.ReplaceAll(out, "{{table}}", table)
+	out = strings.ReplaceAll(out, "{{name}}", name)
+	return out
+}
+
+// SplitStatements splits a schema text on ";\n" (the separator promised by
+// dialects.Dialect.Schema), except inside dollar-quoted bodies ($tag$ ...
+// $tag$, as in a PostgreSQL function), and drops empty statements and a
+// trailing ';'.
+func SplitStatements(schema string) []string {
+	var out []string
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		s = strings.TrimSuffix(s, ";")
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	start, quote := 0, ""
+	for i := 0; i < len(schema); i++ {
+		switch {
+		case schema[i] == '$':
+			if tag := dollarTag(schema[i:]); tag != "" {
+				if quote == "" {
+					quote = tag
+				} else if tag == quote {
+					quote = ""
+				}
+				i += len(tag) - 1
+			}
+		case quote == "" && strings.HasPrefix(schema[i:], ";\n"):
+			add(schema[start:i])
+			start = i + 2
+			i++
+		}
+	}
+	add(schema[start:])
+	return out
+}
+
+// dollarTag returns the dollar-quote tag ("$$" or "$name$") at the start of
+// s, or "".
+func dollarTag(s string) string {
+	for j := 1; j < len(s); j++ {
+		c := s[j]
+		switch {
+		case c == '$':
+			return s[:j+1]
+		case c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (j > 1 && c >= '0' && c <= '9'):
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+// Placeholders returns n comma-separated "?" placeholders.
+func Placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?, ", n-1) + "?"
+}

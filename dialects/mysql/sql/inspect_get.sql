@@ -1,0 +1,26 @@
+-- Columns (inspect scan order): seq, id, aggregate_type, aggregate_id, event_type,
+-- payload, content_type, headers, idempotency_key, critical, created_at,
+-- attempts, payload_json, state, next_attempt_at, locked_by, locked_until,
+-- last_error, published_at.
+-- Args: event id.
+SELECT o.seq,
+       o.id,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       o.payload,
+       o.content_type,
+       o.headers,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       NULL,
+       o.state,
+       o.next_attempt_at,
+       o.locked_by,
+       o.locked_until,
+       o.last_error,
+       o.published_at
+FROM {{table}} o
+WHERE o.id = ?

@@ -1,0 +1,3 @@
+-- Args: now, ids...
+UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = ?, locked_by = NULL, locked_until = NULL
+WHERE state = 2 AND id IN ({{ids}})

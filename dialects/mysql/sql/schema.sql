@@ -1,0 +1,36 @@
+-- jitoutbox outbox schema for MySQL 8 / MariaDB 10.6+. Indexes are declared
+-- inside CREATE TABLE so that the schema is idempotent on both servers
+-- (MySQL 8 has no CREATE INDEX IF NOT EXISTS). Times are DATETIME(6) in UTC.
+-- utf8mb4_bin makes aggregate ids compare exactly, as on other databases.
+CREATE TABLE IF NOT EXISTS {{table}} (
+    seq             BIGINT       NOT NULL AUTO_INCREMENT,
+    id              VARCHAR(36)  NOT NULL,
+    aggregate_type  VARCHAR(255) NOT NULL,
+    aggregate_id    VARCHAR(255) NOT NULL,
+    event_type      VARCHAR(255) NOT NULL,
+    payload         LONGBLOB,
+    content_type    VARCHAR(255) NOT NULL DEFAULT '',
+    headers         TEXT,
+    idempotency_key VARCHAR(255),
+    critical        BOOLEAN      NOT NULL DEFAULT FALSE,
+    created_at      DATETIME(6)  NOT NULL,
+    state           SMALLINT     NOT NULL DEFAULT 0,
+    attempts        INT          NOT NULL DEFAULT 0,
+    next_attempt_at DATETIME(6)  NOT NULL,
+    locked_by       VARCHAR(255),
+    locked_until    DATETIME(6),
+    last_error      TEXT,
+    published_at    DATETIME(6),
+    PRIMARY KEY (seq),
+    UNIQUE KEY {{name}}_id_uq (id),
+    KEY {{name}}_claim_idx (state, seq),
+    KEY {{name}}_aggregate_idx (aggregate_type, aggregate_id, state, seq),
+    KEY {{name}}_cleanup_idx (state, published_at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE IF NOT EXISTS {{table}}_locks (
+    name         VARCHAR(191) NOT NULL,
+    owner        VARCHAR(255),
+    locked_until DATETIME(6),
+    PRIMARY KEY (name)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+INSERT INTO {{table}}_locks (name) VALUES ('claim') ON DUPLICATE KEY UPDATE name = name;

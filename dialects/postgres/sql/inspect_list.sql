@@ -1,0 +1,28 @@
+-- Columns (inspect scan order): seq, id, aggregate_type, aggregate_id, event_type,
+-- payload, content_type, headers, idempotency_key, critical, created_at,
+-- attempts, payload_json, state, next_attempt_at, locked_by, locked_until,
+-- last_error, published_at.
+-- $1 state, $2 after seq, $3 limit.
+SELECT o.seq,
+       o.id::text,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       o.payload,
+       o.content_type,
+       o.headers::text,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       o.payload_json::text,
+       o.state,
+       o.next_attempt_at,
+       o.locked_by,
+       o.locked_until,
+       o.last_error,
+       o.published_at
+FROM {{table}} o
+WHERE o.state = $1 AND o.seq > $2
+ORDER BY o.seq
+LIMIT $3

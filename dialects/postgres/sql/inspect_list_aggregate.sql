@@ -1,0 +1,28 @@
+-- Columns (inspect scan order): seq, id, aggregate_type, aggregate_id, event_type,
+-- payload, content_type, headers, idempotency_key, critical, created_at,
+-- attempts, payload_json, state, next_attempt_at, locked_by, locked_until,
+-- last_error, published_at.
+-- $1 aggregate type, $2 aggregate id, $3 state, $4 after seq, $5 limit.
+SELECT o.seq,
+       o.id::text,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       o.payload,
+       o.content_type,
+       o.headers::text,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       o.payload_json::text,
+       o.state,
+       o.next_attempt_at,
+       o.locked_by,
+       o.locked_until,
+       o.last_error,
+       o.published_at
+FROM {{table}} o
+WHERE o.aggregate_type = $1 AND o.aggregate_id = $2 AND o.state = $3 AND o.seq > $4
+ORDER BY o.seq
+LIMIT $5

@@ -1,0 +1,46 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+)
+
+//go:embed sql/inspect_*.sql
+var inspectSQL embed.FS
+
+var _ dialects.Inspector = (*Dialect)(nil)
+
+// newInspector renders the inspection statements for d's table; New calls
+// it once.
+func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
+	return sqlkit.NewInspector(sqlkit.InspectorConfig{
+		Op:             "jitoutbox/sqlite",
+		Files:          inspectSQL,
+		Table:          d.Table(),
+		Time:           func(t time.Time) any { return t.UnixMicro() },
+		ValidID:        nil,
+		BlockerNowArgs: 2,
+	})
+}
+
+// List returns rows in one state (optionally of one aggregate) in Seq order;
+// see dialects.Inspector.
+func (d *Dialect) List(ctx context.Context, db *sql.DB, f dialects.ListFilter) ([]dialects.Row, error) {
+	return d.insp.List(ctx, db, f)
+}
+
+// Get returns one event's row; see dialects.Inspector.
+func (d *Dialect) Get(ctx context.Context, db *sql.DB, id string) (dialects.Row, error) {
+	return d.insp.Get(ctx, db, id)
+}
+
+// Blockers returns aggregates held back or holding dead rows; see
+// dialects.Inspector.
+func (d *Dialect) Blockers(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]dialects.Blocker, error) {
+	return d.insp.Blockers(ctx, db, now, limit)
+}
