@@ -1,0 +1,339 @@
+// Package pgnotify carries jitoutbox wakes between processes through
+// PostgreSQL LISTEN/NOTIFY.
+//
+// The committing process uses a Notifier: after a time-critical commit,
+// txoutbox calls Notify, which never blocks; the Notifier's Run loop then sends
+// one pg_notify statement (empty payload) on a pooled connection, coalescing every
+// Notify that arrived meanwhile into that one statement. Sending after commit
+// keeps committers independent: a NOTIFY inside each write transaction takes a
+// global lock at commit and serialises all committers.
+//
+// A relay process uses a Listener as a notify.Source. It keeps one dedicated
+// connection (lib/pq's Listener, which works whatever driver the application
+// uses for its pool, pgx included: it only needs the DSN), reconnects with
+// backoff when that connection dies, and after every reconnect delivers a
+// wake, because notifications sent while it was away are lost. The payload is
+// empty: a wake is a hint, never data the relay has to trust.
+package pgnotify
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/internal/ident"
+	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/lib/pq"
+)
+
+// DefaultChannel is the channel name used when none is configured.
+const DefaultChannel = "jitoutbox"
+
+// ErrInvalidChannel is returned (wrapped) when a channel name is not a plain
+// identifier.
+var ErrInvalidChannel = errors.New("pgnotify: invalid channel name")
+
+// ErrInvalidOption is returned (wrapped) for any other invalid option.
+var ErrInvalidOption = errors.New("pgnotify: invalid option")
+
+type config struct {
+	channel      string
+	minReconnect time.Duration
+	maxReconnect time.Duration
+	pingInterval time.Duration
+	logger       *slog.Logger
+}
+
+// Option configures a Listener or a Notifier.
+type Option func(*config) error
+
+// WithChannel sets the LISTEN/NOTIFY channel (default DefaultChannel). It must
+// be a plain identifier (letters, digits, underscore); both sides must agree.
+func WithChannel(name string) Option {
+	return func(c *config) error {
+		if err := ident.Validate(name); err != nil || containsDot(name) {
+			return fmt.Errorf("%w: %q (use letters, digits and '_')", ErrInvalidChannel, name)
+		}
+		c.channel = name
+		return nil
+	}
+}
+
+// WithReconnect sets the listener's reconnect backoff bounds (default 100 ms
+// doubling up to 10 s).
+func WithReconnect(min, max time.Duration) Option {
+	return func(c *config) error {
+		if min <= 0 || max < min {
+			return fmt.Errorf("%w: reconnect bounds %v..%v", ErrInvalidOption, min, max)
+		}
+		c.minReconnect, c.maxReconnect = min, max
+		return nil
+	}
+}
+
+// WithPingInterval sets how often an idle listener checks its connection
+// (default 30 s), so a dead connection is noticed even when nobody notifies.
+func WithPingInterval(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: ping interval %v", ErrInvalidOption, d)
+		}
+		c.pingInterval = d
+		return nil
+	}
+}
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("%w: nil logger", ErrInvalidOption)
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+func containsDot(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			return true
+		}
+	}
+	return false
+}
+
+func newConfig(opts []Option) (config, error) {
+	c := config{
+		channel:      DefaultChannel,
+		minReconnect: 100 * time.Millisecond,
+		maxReconnect: 10 * time.Second,
+		pingInterval: 30 * time.Second,
+		logger:       slog.Default(),
+	}
+	for _, o := range opts {
+		if err := o(&c); err != nil {
+			return config{}, err
+		}
+	}
+	return c, nil
+}
+
+// Listener is a notify.Source fed by PostgreSQL LISTEN.
+type Listener struct {
+	dsn string
+	cfg config
+}
+
+var _ notify.Source = (*Listener)(nil)
+
+// NewListener returns a Listener that connects with dsn (a lib/pq connection
+// string or URL) when Listen is called.
+func NewListener(dsn string, opts ...Option) (*Listener, error) {
+	if dsn == "" {
+		return nil, fmt.Errorf("%w: empty DSN", ErrInvalidOption)
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Listener{dsn: dsn, cfg: cfg}, nil
+}
+
+// Listen opens the dedicated connection and starts delivering wakes until ctx
+// ends. The first wake arrives once LISTEN is in place, so a relay polls once
+// after (re)connecting. The goroutine it starts, and lib/pq's, end with ctx.
+func (l *Listener) Listen(ctx context.Context) (<-chan struct{}, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make(chan struct{}, 1)
+	wake := func() {
+		select {
+		case out <- struct{}{}:
+		default:
+		}
+	}
+	log := l.cfg.logger.With("component", "jitoutbox/pgnotify", "channel", l.cfg.channel)
+	var (
+		mu        sync.Mutex
+		lastState pq.ListenerEventType = -1
+	)
+	cb := func(ev pq.ListenerEventType, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev {
+		case pq.ListenerEventReconnected:
+			log.Info("listener reconnected")
+		case pq.ListenerEventDisconnected:
+			// err is a network or server error; lib/pq errors do not carry the DSN.
+			log.Warn("listener connection lost; reconnecting", "err", err)
+		case pq.ListenerEventConnectionAttemptFailed:
+			if lastState != pq.ListenerEventConnectionAttemptFailed {
+				log.Warn("listener cannot connect; retrying with backoff", "err", err)
+			}
+		}
+		lastState = ev
+	}
+	pl := pq.NewListener(l.dsn, l.cfg.minReconnect, l.cfg.maxReconnect, cb)
+	go l.run(ctx, pl, wake)
+	return out, nil
+}
+
+func (l *Listener) run(ctx context.Context, pl *pq.Listener, wake func()) {
+	defer pl.Close()
+	listened := make(chan error, 1)
+	go func() { listened <- pl.Listen(l.cfg.channel) }()
+	stop := context.AfterFunc(ctx, func() { _ = pl.Close() }) // unblocks Listen
+	defer stop()
+	select {
+	case err := <-listened:
+		if err != nil {
+			if ctx.Err() == nil {
+				l.cfg.logger.Error("jitoutbox/pgnotify: LISTEN failed", "channel", l.cfg.channel, "err", err)
+			}
+			<-ctx.Done()
+			return
+		}
+		wake() // connected: poll once
+	case <-ctx.Done():
+		<-listened
+		return
+	}
+	ping := time.NewTicker(l.cfg.pingInterval)
+	defer ping.Stop()
+	pinged := make(chan struct{}, 1)
+	pinged <- struct{}{}
+	for {
+		select {
+		case <-ctx.Done():
+			_ = pl.Close() // makes an in-flight Ping return
+			<-pinged       // so no goroutine outlives Listen's ctx
+			return
+		case <-pl.Notify:
+			// A notification, or nil after a reconnect (when wakes may have
+			// been lost): either way, run a cycle.
+			wake()
+		case <-ping.C:
+			// Ping in the background so a hung connection never blocks the
+			// loop; only one ping at a time.
+			select {
+			case <-pinged:
+				go func() {
+					_ = pl.Ping() // a failure makes lib/pq reconnect
+					pinged <- struct{}{}
+				}()
+			default:
+			}
+		}
+	}
+}
+
+// Notifier sends a coalesced NOTIFY after time-critical commits. Call Run to
+// start sending; Notify before Run only records that a wake is due.
+type Notifier struct {
+	db   *sql.DB
+	cfg  config
+	kick chan struct{}
+}
+
+var _ notify.Notifier = (*Notifier)(nil)
+
+// NewNotifier returns a Notifier that sends NOTIFY through db.
+func NewNotifier(db *sql.DB, opts ...Option) (*Notifier, error) {
+	if db == nil {
+		return nil, fmt.Errorf("%w: nil *sql.DB", ErrInvalidOption)
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Notifier{db: db, cfg: cfg, kick: make(chan struct{}, 1)}, nil
+}
+
+// Notify records that a wake is due. It never blocks; any number of calls
+// before the next send result in one NOTIFY.
+func (n *Notifier) Notify() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run sends the NOTIFYs until ctx ends. It returns nil when ctx ends. A
+// failed send is logged (once per failure streak) and retried with backoff:
+// relays also poll, so a lost wake delays events but loses none.
+func (n *Notifier) Run(ctx context.Context) error {
+	backoff := n.cfg.minReconnect
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-n.kick:
+		}
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := n.db.ExecContext(sctx, "SELECT pg_notify($1, '')", n.cfg.channel)
+		cancel()
+		if err == nil {
+			if failing {
+				n.cfg.logger.Info("jitoutbox/pgnotify: NOTIFY works again", "channel", n.cfg.channel)
+			}
+			failing, backoff = false, n.cfg.minReconnect
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !failing {
+			n.cfg.logger.Warn("jitoutbox/pgnotify: NOTIFY failed; relays will still poll", "channel", n.cfg.channel, "err", err)
+		}
+		failing = true
+		n.Notify() // retry the wake after the backoff
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		backoff = min(2*backoff, n.cfg.maxReconnect)
+	}
+}
+
+// TxNotifier sends NOTIFY inside each time-critical transaction, right
+// before COMMIT; PostgreSQL delivers it when, and only if, the transaction
+// commits. It costs no extra round trip after the commit and needs no Run
+// loop, but every notifying transaction then takes a global lock at commit
+// that serialises committers (see the package benchmarks for the cost), so
+// Notifier is the default. Combine with notify.Multi to also wake an
+// in-process relay.
+type TxNotifier struct {
+	cfg config
+}
+
+var _ notify.TxNotifier = (*TxNotifier)(nil)
+
+// NewTxNotifier returns a TxNotifier.
+func NewTxNotifier(opts ...Option) (*TxNotifier, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &TxNotifier{cfg: cfg}, nil
+}
+
+// Notify does nothing: the wake was sent inside the transaction.
+func (n *TxNotifier) Notify() {}
+
+// NotifyInTx queues the NOTIFY in the transaction.
+func (n *TxNotifier) NotifyInTx(ctx context.Context, ex notify.Execer) error {
+	if _, err := ex.ExecContext(ctx, "SELECT pg_notify($1, '')", n.cfg.channel); err != nil {
+		return fmt.Errorf("pgnotify: notify in transaction: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package pgnotify
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
+	"github.com/lib/pq"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func channelName(t *testing.T) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "jit_" + hex.EncodeToString(b[:])
+}
+
+func waitWake(t *testing.T, c <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("no wake: %s", what)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	for _, name := range []string{"", "a;b", "a.b", `x"y`, "has space", "1x"} {
+		if _, err := NewListener("postgres://x", WithChannel(name)); !errors.Is(err, ErrInvalidChannel) {
+			t.Errorf("WithChannel(%q): err = %v, want ErrInvalidChannel", name, err)
+		}
+	}
+	if _, err := NewListener(""); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("empty DSN: err = %v", err)
+	}
+	if _, err := NewNotifier(nil); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("nil db: err = %v", err)
+	}
+	if _, err := NewListener("postgres://x", WithReconnect(0, time.Second)); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("bad reconnect: err = %v", err)
+	}
+}
+
+// TestNotifyWakesListenerAcrossKill checks the whole path on a real server:
+// the listener wakes once LISTEN is in place, a Notify from a Notifier wakes
+// it, and after its connection is killed with pg_terminate_backend it
+// reconnects, wakes (wakes sent meanwhile were lost), and still receives the
+// next Notify.
+func TestNotifyWakesListenerAcrossKill(t *testing.T) {
+	db, dsn := testdb.Postgres(t, "postgres")
+	ch := channelName(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	l, err := NewListener(dsn, WithChannel(ch), WithReconnect(10*time.Millisecond, 200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wakes, err := l.Listen(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitWake(t, wakes, "initial wake after LISTEN")
+
+	n, err := NewNotifier(db, WithChannel(ch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+
+	n.Notify()
+	waitWake(t, wakes, "after Notify")
+
+	// Kill the listener's backend.
+	res, err := db.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE pid <> pg_backend_pid() AND query = 'LISTEN "'||$1||'"'`, ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := res.RowsAffected(); k != 1 {
+		t.Fatalf("expected to kill exactly one listener backend, killed %d", k)
+	}
+	waitWake(t, wakes, "after reconnect")
+
+	// Wait until LISTEN is back in place, then a Notify must arrive.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var k int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE query = 'LISTEN "'||$1||'"'`, ch).Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		if k == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("listener did not LISTEN again")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for len(wakes) > 0 {
+		<-wakes
+	}
+	n.Notify()
+	waitWake(t, wakes, "Notify after the listener was killed")
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run returned %v", err)
+	}
+}
+
+func TestNotifierCoalesces(t *testing.T) {
+	db, _ := testdb.Postgres(t, "postgres")
+	n, err := NewNotifier(db, WithChannel(channelName(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Before Run, any number of Notify calls never block and leave one send due.
+	for i := 0; i < 10000; i++ {
+		n.Notify()
+	}
+	if len(n.kick) != 1 {
+		t.Fatalf("pending sends = %d, want 1", len(n.kick))
+	}
+}
+
+// TestTxNotifierDeliversOnCommitOnly runs the in-transaction mode through
+// txoutbox on a real server and counts raw notifications: a rolled-back
+// time-critical transaction sends none, a committed one exactly one.
+func TestTxNotifierDeliversOnCommitOnly(t *testing.T) {
+	db, dsn := testdb.Postgres(t, "postgres")
+	ch := channelName(t)
+	ctx := context.Background()
+	d, err := postgres.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	raw := pq.NewListener(dsn, 10*time.Millisecond, time.Second, nil)
+	defer raw.Close()
+	if err := raw.Listen(ch); err != nil {
+		t.Fatal(err)
+	}
+	tn, err := NewTxNotifier(WithChannel(ch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := txoutbox.New(db, d, txoutbox.WithNotifier(tn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := txoutbox.Event{AggregateType: "order", AggregateID: "1", EventType: "order.placed", Payload: []byte(`{}`)}
+	for _, commit := range []bool{false, true} {
+		tx, _ := ob.Begin(ctx, nil, txoutbox.TimeCritical())
+		if _, err := tx.Add(ev); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = tx.Commit()
+		} else {
+			err = tx.Rollback()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "SELECT pg_notify($1, 'marker')", ch); err != nil {
+		t.Fatal(err)
+	}
+	wakes := 0
+	for {
+		select {
+		case n := <-raw.Notify:
+			if n == nil {
+				continue
+			}
+			if n.Extra == "marker" {
+				if wakes != 1 {
+					t.Fatalf("got %d notifications for one committed and one rolled-back transaction, want 1", wakes)
+				}
+				return
+			}
+			wakes++
+		case <-time.After(20 * time.Second):
+			t.Fatal("marker notification never arrived")
+		}
+	}
+}

@@ -1,0 +1,41 @@
+// Package txoutbox captures domain events inside the caller's database
+// transaction, so that a business change and the events describing it are
+// committed together or not at all (the transactional outbox pattern).
+//
+// Setup, once, where the service opens its database:
+//
+//	ob, err := txoutbox.New(db, dialect, txoutbox.WithNotifier(sig))
+//
+// The one-line swap — where the code said db.BeginTx(ctx, opts):
+//
+//	tx, err := ob.Begin(ctx, opts)
+//	if err != nil { ... }
+//	defer tx.Rollback()
+//	if _, err := tx.ExecContext(ctx, "UPDATE orders SET ..."); err != nil { ... }
+//	if _, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: "42",
+//		EventType: "order.placed", Payload: body}); err != nil { ... }
+//	return tx.Commit()
+//
+// A *Tx offers the method set of *sql.Tx (by delegation; the underlying
+// *sql.Tx is never exposed, so it cannot be committed behind the outbox's
+// back). Add validates the event, assigns its id (a UUIDv7) and creation time
+// and buffers it in memory; nothing is sent to the database until Commit,
+// which writes all buffered events with the dialect's multi-row INSERT right
+// before COMMIT. A transaction without events costs no extra statement. If
+// writing the events fails, the whole transaction is rolled back and Commit
+// returns an error matching both ErrFlush and the cause.
+//
+// Code deeper in the call stack can register events without a *Tx parameter:
+// put the transaction into the context with NewContext (or use Tx.Context) and
+// call the package-level Add.
+//
+// A transaction is time-critical when it was begun with TimeCritical() or
+// when any of its events has Event.TimeCritical set. After such a transaction
+// commits successfully, the configured notify.Notifier is told exactly once
+// (see notify.EventNotifier for the variant that also receives the event ids), so a
+// relay can publish at once instead of at its next poll. Nothing is notified
+// after a rollback, a failed flush or a failed commit.
+//
+// The sqlx flavour (NewX, OutboxX, TxX) offers the same over *sqlx.DB and the
+// sqlx.Tx method set.
+package txoutbox

@@ -1,0 +1,86 @@
+package txoutbox
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors callers can branch on with errors.Is.
+var (
+	// ErrInvalidEvent matches every *ValidationError returned by Add.
+	ErrInvalidEvent = errors.New("txoutbox: invalid event")
+	// ErrPayloadTooLarge matches the *ValidationError returned by Add when
+	// the payload exceeds the configured maximum (see WithMaxPayload).
+	ErrPayloadTooLarge = errors.New("txoutbox: payload too large")
+	// ErrFlush matches the error Commit returns when the buffered events
+	// could not be written; the transaction has then been rolled back.
+	ErrFlush = errors.New("txoutbox: flush failed")
+	// ErrNoTransaction is returned by the package-level Add when the context
+	// carries no transaction.
+	ErrNoTransaction = errors.New("txoutbox: no transaction in context")
+	// ErrInvalidOption is returned (wrapped) by New and NewX for a bad
+	// argument or option.
+	ErrInvalidOption = errors.New("txoutbox: invalid option")
+)
+
+// ValidationError describes why Add refused an event. Nothing is buffered
+// and the transaction stays usable. It matches ErrInvalidEvent, and also
+// ErrPayloadTooLarge when the payload was too large.
+type ValidationError struct {
+	// Field names the offending field, e.g. "AggregateID" or
+	// `Headers["X-Trace"]`.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+
+	tooLarge bool
+}
+
+// Error implements error.
+func (e *ValidationError) Error() string {
+	return "txoutbox: invalid event: " + e.Field + ": " + e.Reason
+}
+
+// Is reports whether target is ErrInvalidEvent (or ErrPayloadTooLarge for an
+// oversized payload).
+func (e *ValidationError) Is(target error) bool {
+	return target == ErrInvalidEvent || (e.tooLarge && target == ErrPayloadTooLarge)
+}
+
+// FlushError is returned by Commit when writing the buffered events failed.
+// The transaction has been rolled back. It matches ErrFlush and the cause
+// (and the rollback error, if rolling back failed too).
+type FlushError struct {
+	// Events is the number of events that were to be written.
+	Events int
+	// Err is the dialect's error.
+	Err error
+	// RollbackErr is the error from rolling back after the failed flush, if
+	// any (nil when the rollback succeeded or the transaction was already
+	// finished, e.g. by context cancellation).
+	RollbackErr error
+}
+
+// Error implements error.
+func (e *FlushError) Error() string {
+	s := fmt.Sprintf("txoutbox: flush %d events: %v", e.Events, e.Err)
+	if e.RollbackErr != nil {
+		s += fmt.Sprintf(" (rollback: %v)", e.RollbackErr)
+	}
+	return s
+}
+
+// Unwrap returns ErrFlush, the cause and the rollback error, if any.
+func (e *FlushError) Unwrap() []error {
+	errs := []error{ErrFlush, e.Err}
+	if e.RollbackErr != nil {
+		errs = append(errs, e.RollbackErr)
+	}
+	return errs
+}
+
+// errTxDone builds the error for use of a finished transaction.
+func errTxDone(op string) error {
+	return fmt.Errorf("txoutbox: %s: %w", op, sql.ErrTxDone)
+}

@@ -1,0 +1,147 @@
+package txoutbox_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+var errNotImplemented = errors.New("fake dialect: not implemented")
+
+// fakeDialect writes events with a plain multi-row INSERT into a simple
+// table (portable enough for SQLite and sqlmock) and records every batch.
+type fakeDialect struct {
+	fail   error  // Insert returns this (without touching the db) when set
+	schema string // DDL; fakeSchema when empty
+
+	mu      sync.Mutex
+	batches [][]dialects.Event
+	ctxs    []context.Context
+}
+
+var _ dialects.Dialect = (*fakeDialect)(nil)
+
+const fakeSchema = `CREATE TABLE IF NOT EXISTS outbox (
+ seq INTEGER PRIMARY KEY AUTOINCREMENT,
+ id TEXT NOT NULL UNIQUE,
+ aggregate_type TEXT NOT NULL,
+ aggregate_id TEXT NOT NULL,
+ event_type TEXT NOT NULL,
+ payload BLOB,
+ content_type TEXT NOT NULL,
+ idempotency_key TEXT,
+ critical INTEGER NOT NULL,
+ created_at TEXT NOT NULL)`
+
+func (d *fakeDialect) Name() string  { return "fake" }
+func (d *fakeDialect) Table() string { return "outbox" }
+func (d *fakeDialect) Schema() string {
+	if d.schema != "" {
+		return d.schema
+	}
+	return fakeSchema
+}
+func (d *fakeDialect) MaxInsertRows() int { return 1000 }
+func (d *fakeDialect) Migrate(ctx context.Context, db *sql.DB) error {
+	_, err := db.ExecContext(ctx, d.Schema())
+	return err
+}
+
+func (d *fakeDialect) Insert(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
+	d.mu.Lock()
+	d.batches = append(d.batches, append([]dialects.Event(nil), events...))
+	d.ctxs = append(d.ctxs, ctx)
+	d.mu.Unlock()
+	if d.fail != nil {
+		return d.fail
+	}
+	var b strings.Builder
+	b.WriteString("INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, content_type, idempotency_key, critical, created_at) VALUES ")
+	args := make([]any, 0, len(events)*9)
+	for i, e := range events {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, e.Payload, e.ContentType,
+			e.IdempotencyKey, e.Critical, e.CreatedAt.Format(time.RFC3339Nano))
+	}
+	_, err := q.ExecContext(ctx, b.String(), args...)
+	return err
+}
+
+func (d *fakeDialect) Batches() [][]dialects.Event {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([][]dialects.Event(nil), d.batches...)
+}
+
+func (d *fakeDialect) Contexts() []context.Context {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]context.Context(nil), d.ctxs...)
+}
+
+func (d *fakeDialect) Claim(context.Context, *sql.DB, dialects.ClaimRequest) ([]dialects.Record, error) {
+	return nil, errNotImplemented
+}
+func (d *fakeDialect) MarkPublished(context.Context, *sql.DB, string, []int64, time.Time) (int64, error) {
+	return 0, errNotImplemented
+}
+func (d *fakeDialect) Delete(context.Context, *sql.DB, string, []int64) (int64, error) {
+	return 0, errNotImplemented
+}
+func (d *fakeDialect) Fail(context.Context, *sql.DB, string, []dialects.Failure) error {
+	return errNotImplemented
+}
+func (d *fakeDialect) Release(context.Context, *sql.DB, string, []int64, time.Time) error {
+	return errNotImplemented
+}
+func (d *fakeDialect) Requeue(context.Context, *sql.DB, dialects.RequeueFilter, time.Time) (int64, error) {
+	return 0, errNotImplemented
+}
+func (d *fakeDialect) Cleanup(context.Context, *sql.DB, time.Time, int) (int64, error) {
+	return 0, errNotImplemented
+}
+func (d *fakeDialect) TryLock(context.Context, *sql.DB, string, string, time.Time, time.Time) (bool, error) {
+	return false, errNotImplemented
+}
+func (d *fakeDialect) Stats(context.Context, *sql.DB) (dialects.Stats, error) {
+	return dialects.Stats{}, errNotImplemented
+}
+
+// countingNotifier counts Notify calls.
+type countingNotifier struct{ n atomic.Int64 }
+
+func (c *countingNotifier) Notify() { c.n.Add(1) }
+
+// idsNotifier implements EventNotifier too and records what it got.
+type idsNotifier struct {
+	mu    sync.Mutex
+	plain int
+	calls [][]string
+}
+
+func (c *idsNotifier) Notify() {
+	c.mu.Lock()
+	c.plain++
+	c.mu.Unlock()
+}
+
+func (c *idsNotifier) NotifyEvents(ids []string) {
+	c.mu.Lock()
+	c.calls = append(c.calls, append([]string(nil), ids...))
+	c.mu.Unlock()
+}
+
+func (c *idsNotifier) snapshot() (int, [][]string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.plain, append([][]string(nil), c.calls...)
+}

@@ -1,0 +1,125 @@
+package txoutbox
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/notify"
+)
+
+// DefaultMaxPayload is the default largest payload Add accepts (1 MiB).
+const DefaultMaxPayload = 1 << 20
+
+// config is what Options set.
+type config struct {
+	notifier   notify.Notifier
+	maxPayload int
+	clock      func() time.Time
+	logger     *slog.Logger
+	injectors  []HeaderInjector
+}
+
+func defaultConfig() config {
+	return config{
+		maxPayload: DefaultMaxPayload,
+		clock:      time.Now,
+		logger:     slog.New(slog.DiscardHandler),
+	}
+}
+
+// Option configures an Outbox. An invalid option makes New fail.
+type Option func(*config) error
+
+// WithNotifier sets the Notifier told after each successful commit of a
+// time-critical transaction. Optional extensions are found by type
+// assertion: a notify.EventNotifier gets NotifyEvents (with the ids) instead
+// of Notify; a notify.LazyNotifier gets NotifyLazy after ordinary commits that
+// wrote events; a notify.TxNotifier also gets NotifyInTx inside time-critical
+// transactions, before COMMIT. notify.Local implements the first two. n must
+// not be nil.
+func WithNotifier(n notify.Notifier) Option {
+	return func(c *config) error {
+		if n == nil {
+			return fmt.Errorf("%w: WithNotifier(nil)", ErrInvalidOption)
+		}
+		c.notifier = n
+		return nil
+	}
+}
+
+// WithMaxPayload sets the largest payload, in bytes, that Add accepts
+// (default DefaultMaxPayload). n must be positive.
+func WithMaxPayload(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: WithMaxPayload(%d): must be positive", ErrInvalidOption, n)
+		}
+		c.maxPayload = n
+		return nil
+	}
+}
+
+// WithClock sets the clock used for event creation times and ids (default
+// time.Now). now must not be nil.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) error {
+		if now == nil {
+			return fmt.Errorf("%w: WithClock(nil)", ErrInvalidOption)
+		}
+		c.clock = now
+		return nil
+	}
+}
+
+// WithLogger sets the logger (default: discard). l must not be nil.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			return fmt.Errorf("%w: WithLogger(nil)", ErrInvalidOption)
+		}
+		c.logger = l
+		return nil
+	}
+}
+
+// HeaderInjector adds headers derived from the context an event is
+// registered with, such as a trace context, to the event's copied headers
+// map (never nil; it already holds the event's own headers, which the
+// injector may read or overwrite). It is called by Add, once per event,
+// with the context of the registration: the ctx given to the package-level
+// Add, or the Begin context for Tx.Add. It must be safe for concurrent use
+// and must not keep the map.
+type HeaderInjector func(ctx context.Context, headers map[string]string)
+
+// WithHeaderInjector adds an injector called by Add for every event (see
+// HeaderInjector); several are called in the order given. What they write
+// obeys the rules for Event.Headers: a header that breaks them makes Add
+// fail with a *ValidationError and nothing is buffered. This is how
+// jitotel.PropagateTrace stores the W3C traceparent and tracestate headers
+// without txoutbox importing OpenTelemetry. inject must not be nil.
+func WithHeaderInjector(inject HeaderInjector) Option {
+	return func(c *config) error {
+		if inject == nil {
+			return fmt.Errorf("%w: WithHeaderInjector(nil)", ErrInvalidOption)
+		}
+		c.injectors = append(c.injectors, inject)
+		return nil
+	}
+}
+
+// txConfig is what TxOptions set.
+type txConfig struct {
+	critical bool
+}
+
+// TxOption configures one transaction begun with Outbox.Begin.
+type TxOption func(*txConfig)
+
+// TimeCritical marks the transaction time-critical: after it commits, the
+// Outbox's Notifier is told, so the events are published at once rather than
+// at the relay's next poll.
+func TimeCritical() TxOption {
+	return func(c *txConfig) { c.critical = true }
+}

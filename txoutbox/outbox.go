@@ -1,0 +1,69 @@
+package txoutbox
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/internal/uuid7"
+)
+
+// Outbox begins transactions that capture events. It is safe for concurrent
+// use; create one per database, where the *sql.DB is opened.
+type Outbox struct {
+	db      *sql.DB
+	dialect dialects.Dialect
+	cfg     config
+	ids     uuid7.Generator
+}
+
+// New returns an Outbox writing into dialect's table through db. The table
+// must exist (see the dialect's Migrate or Schema).
+func New(db *sql.DB, dialect dialects.Dialect, opts ...Option) (*Outbox, error) {
+	if db == nil {
+		return nil, fmt.Errorf("%w: nil *sql.DB", ErrInvalidOption)
+	}
+	if dialect == nil {
+		return nil, fmt.Errorf("%w: nil dialect", ErrInvalidOption)
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil Option", ErrInvalidOption)
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	return &Outbox{db: db, dialect: dialect, cfg: cfg}, nil
+}
+
+// Dialect returns the dialect the Outbox writes with.
+func (o *Outbox) Dialect() dialects.Dialect { return o.dialect }
+
+// Begin starts a transaction, exactly like (*sql.DB).BeginTx(ctx, opts), that
+// can also capture events. As with BeginTx, ctx governs the whole
+// transaction: if it is cancelled before Commit, database/sql rolls the
+// transaction back (Add and Commit then fail). Commit writes the buffered
+// events using ctx.
+func (o *Outbox) Begin(ctx context.Context, opts *sql.TxOptions, txOpts ...TxOption) (*Tx, error) {
+	raw, err := o.db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("txoutbox: begin: %w", err)
+	}
+	return o.wrap(ctx, raw, txOpts), nil
+}
+
+// wrap builds a Tx around a freshly begun raw transaction.
+func (o *Outbox) wrap(ctx context.Context, raw *sql.Tx, txOpts []TxOption) *Tx {
+	var tc txConfig
+	for _, opt := range txOpts {
+		if opt != nil {
+			opt(&tc)
+		}
+	}
+	t := &Tx{ob: o, raw: raw, critical: tc.critical}
+	t.ctx = NewContext(ctx, t)
+	return t
+}

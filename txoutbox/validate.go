@@ -1,0 +1,105 @@
+package txoutbox
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxNameLen is the longest AggregateType, AggregateID, EventType,
+// ContentType or IdempotencyKey accepted, in bytes.
+const MaxNameLen = 255
+
+// Reserved header name prefixes (compared case-insensitively): jitoutbox and
+// NATS set these headers themselves.
+var reservedHeaderPrefixes = []string{"jitoutbox-", "nats-"}
+
+func invalid(field, format string, args ...any) *ValidationError {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// validate checks ev against the rules documented on Event.
+func validate(ev *Event, maxPayload int) *ValidationError {
+	if err := checkName("AggregateType", ev.AggregateType, true); err != nil {
+		return err
+	}
+	if err := checkName("AggregateID", ev.AggregateID, true); err != nil {
+		return err
+	}
+	if err := checkName("EventType", ev.EventType, true); err != nil {
+		return err
+	}
+	if err := checkName("ContentType", ev.ContentType, false); err != nil {
+		return err
+	}
+	if err := checkName("IdempotencyKey", ev.IdempotencyKey, false); err != nil {
+		return err
+	}
+	if len(ev.Payload) > maxPayload {
+		e := invalid("Payload", "%d bytes exceeds the maximum of %d", len(ev.Payload), maxPayload)
+		e.tooLarge = true
+		return e
+	}
+	for k, v := range ev.Headers {
+		if err := checkHeader(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkName validates a short text field.
+func checkName(field, s string, required bool) *ValidationError {
+	if s == "" {
+		if required {
+			return invalid(field, "required")
+		}
+		return nil
+	}
+	if len(s) > MaxNameLen {
+		return invalid(field, "%d bytes exceeds the maximum of %d", len(s), MaxNameLen)
+	}
+	if !utf8.ValidString(s) {
+		return invalid(field, "invalid UTF-8")
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return invalid(field, "contains control character %U", r)
+		}
+	}
+	return nil
+}
+
+// checkHeader validates one header: the name must be a token (NATS header
+// names are), the value must stay on one line.
+func checkHeader(name, value string) *ValidationError {
+	field := "Headers[" + strconv.Quote(name) + "]"
+	if name == "" {
+		return invalid("Headers", "empty header name")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || c == ':' {
+			return invalid(field, "header names must be printable ASCII without space or colon")
+		}
+	}
+	lower := strings.ToLower(name)
+	for _, p := range reservedHeaderPrefixes {
+		if strings.HasPrefix(lower, p) {
+			return invalid(field, "header prefix %q is reserved", name[:len(p)])
+		}
+	}
+	if !utf8.ValidString(value) {
+		return invalid(field, "value is not valid UTF-8")
+	}
+	for _, r := range value {
+		if r != '\t' && unicode.IsControl(r) {
+			// CR and LF would split the header line; other control
+			// characters are refused by brokers and databases alike.
+			return invalid(field, "value contains control character %U", r)
+		}
+	}
+	return nil
+}
