@@ -1,0 +1,57 @@
+package relay
+
+import (
+	"context"
+	"time"
+)
+
+// cleanupLockName is the TryLock name that elects the cleaning relay.
+const cleanupLockName = "cleanup"
+
+// cleanupLoop runs cleanup at start and then every CleanupInterval (±20%)
+// until ctx ends.
+func (r *Relay) cleanupLoop(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := r.cleanup(ctx); err != nil && ctx.Err() == nil {
+			r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: cleanup failed", "owner", r.cfg.Owner, "err", err)
+		}
+		t.Reset(jitter(r.cfg.CleanupInterval))
+	}
+}
+
+// cleanup deletes published rows older than Retention, in batches of
+// CleanupBatch, if this relay holds the cleanup lock. It returns the number
+// of rows deleted.
+func (r *Relay) cleanup(ctx context.Context) (int64, error) {
+	if r.cfg.Retention <= 0 {
+		return 0, nil
+	}
+	now := r.cfg.Clock()
+	held, err := r.d.TryLock(ctx, r.db, cleanupLockName, r.cfg.Owner, now, now.Add(2*r.cfg.CleanupInterval))
+	if err != nil || !held {
+		return 0, err
+	}
+	before := now.Add(-r.cfg.Retention)
+	var total int64
+	for ctx.Err() == nil {
+		n, err := r.d.Cleanup(ctx, r.db, before, r.cfg.CleanupBatch)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n < int64(r.cfg.CleanupBatch) {
+			break
+		}
+	}
+	if total > 0 {
+		r.cfg.Logger.DebugContext(ctx, "jitoutbox relay: cleaned up published rows", "owner", r.cfg.Owner, "deleted", total)
+	}
+	return total, nil
+}

@@ -1,0 +1,87 @@
+package relay_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
+)
+
+// Example commits an event in a time-critical transaction and lets a relay
+// publish it at once through a PublisherFunc that prints it.
+func Example() {
+	dir, err := os.MkdirTemp("", "relay-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "outbox.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_txlock=immediate")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	dialect, err := sqlite.New()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := dialect.Migrate(ctx, db); err != nil {
+		log.Fatal(err)
+	}
+
+	// One in-process signal: txoutbox notifies it, the relay listens to it.
+	sig := notify.NewLocal()
+	ob, err := txoutbox.New(db, dialect, txoutbox.WithNotifier(sig))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	done := make(chan struct{})
+	pub := relay.PublisherFunc(func(ctx context.Context, batch []relay.Message, errs []error) {
+		for _, m := range batch {
+			fmt.Printf("%s %s/%s %s\n", m.EventType, m.AggregateType, m.AggregateID, m.Payload)
+		}
+		close(done)
+	})
+	r, err := relay.New(db, dialect, pub, relay.Config{
+		Sources:      []notify.Source{sig},
+		PollInterval: time.Hour, // the wake, not the poll, delivers the event
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	stopped := make(chan error, 1)
+	go func() { stopped <- r.Run(runCtx) }()
+
+	tx, err := ob.Begin(ctx, nil, txoutbox.TimeCritical())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := tx.Add(txoutbox.Event{
+		AggregateType: "order", AggregateID: "42", EventType: "order.paid",
+		Payload: []byte(`{"amount":1999}`),
+	}); err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+
+	<-done
+	stop()
+	if err := <-stopped; err != nil {
+		log.Fatal(err)
+	}
+	// Output: order.paid order/42 {"amount":1999}
+}

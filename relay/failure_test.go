@@ -1,0 +1,373 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// hookRecorder implements Hooks, PublishedHook and DeadLetterHook.
+type hookRecorder struct {
+	mu        sync.Mutex
+	starts    int
+	fast      int
+	ends      []BatchEndInfo
+	published int
+	dead      []string
+}
+
+type hookKey struct{}
+
+func (h *hookRecorder) BatchStart(ctx context.Context, info BatchStartInfo) context.Context {
+	h.mu.Lock()
+	h.starts++
+	if info.FastPath {
+		h.fast++
+	}
+	h.mu.Unlock()
+	return context.WithValue(ctx, hookKey{}, info.Size)
+}
+
+func (h *hookRecorder) BatchEnd(ctx context.Context, info BatchEndInfo) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ctx.Value(hookKey{}) != info.Size {
+		info.Err = errors.New("BatchEnd did not get BatchStart's context")
+	}
+	h.ends = append(h.ends, info)
+}
+
+func (h *hookRecorder) Published(ctx context.Context, m Message, lat time.Duration) {
+	h.mu.Lock()
+	h.published++
+	h.mu.Unlock()
+}
+
+func (h *hookRecorder) DeadLettered(ctx context.Context, m Message, err error) {
+	h.mu.Lock()
+	h.dead = append(h.dead, m.ID)
+	h.mu.Unlock()
+}
+
+func TestPermanentErrorDeadLettersAtOnce(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		poison := e.events("p", 0, 3) // p/0 is poison; p/1, p/2 must wait for it
+		others := e.events("q", 0, 3)
+		e.insert(t, append(poison, others...))
+		var mu sync.Mutex
+		var order []string // payloads in Publish order, failures prefixed "x"
+		rec := newRecorder(func(m Message) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if m.ID == poison[0].ID {
+				order = append(order, "x"+string(m.Payload))
+				return Permanent(errors.New("schema rejected"))
+			}
+			order = append(order, string(m.Payload))
+			return nil
+		})
+		hooks := &hookRecorder{}
+		dl := newRecorder(nil)
+		cfg := testConfig("r1")
+		cfg.Hooks = hooks
+		cfg.DeadLetter = dl
+		r := newRelay(t, e, rec, cfg)
+		stop := start(t, r)
+		waitFor(t, 20*time.Second, "5 published", func() bool { return rec.published() == 5 })
+		waitFor(t, 10*time.Second, "dead row, nothing pending", func() bool {
+			st := e.stats(t)
+			return st.Dead == 1 && st.Pending == 0
+		})
+		stop() // hooks and counters run after the database write: final once Run returns
+		rec.check(t)
+		mu.Lock()
+		pos := map[string]int{}
+		for i, p := range order {
+			pos[p] = i
+		}
+		mu.Unlock()
+		if pos["xp/0"] > pos["p/1"] || pos["p/1"] > pos["p/2"] {
+			t.Errorf("order %v: p/1 and p/2 must follow the dead p/0", order)
+		}
+		if got := dl.snapshot(); len(got) != 1 || got[0].ID != poison[0].ID {
+			t.Errorf("dead-letter publisher got %v, want the poison event", got)
+		}
+		hooks.mu.Lock()
+		if len(hooks.dead) != 1 || hooks.published != 5 {
+			t.Errorf("hooks saw dead=%v published=%d", hooks.dead, hooks.published)
+		}
+		for _, end := range hooks.ends {
+			if end.Err != nil {
+				t.Errorf("BatchEnd: %v", end.Err)
+			}
+		}
+		hooks.mu.Unlock()
+		statsSettle(t, r, 5*time.Second, "want 1 dead-lettered, 1 dead, 0 pending", func(st Stats) bool {
+			return st.DeadLettered == 1 && st.Dead == 1 && st.Pending == 0
+		})
+	})
+}
+
+func TestRetryableUntilMaxAttempts(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		held := e.events("h", 0, 2)
+		e.insert(t, append(held, e.events("f", 0, 2)...))
+		var mu sync.Mutex
+		var attempts []int
+		var firstFollowerAt int
+		calls := 0
+		rec := newRecorder(func(m Message) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if m.ID == held[0].ID {
+				attempts = append(attempts, m.Attempt)
+				return errors.New("temporarily rejected")
+			}
+			if m.ID == held[1].ID && firstFollowerAt == 0 {
+				firstFollowerAt = len(attempts)
+			}
+			return nil
+		})
+		dl := newRecorder(nil)
+		cfg := testConfig("r1")
+		cfg.MaxAttempts = 3
+		cfg.DeadLetter = dl
+		cfg.PollInterval = time.Hour // retries must come from the retry timer
+		r := newRelay(t, e, rec, cfg)
+		start(t, r)
+		waitFor(t, 20*time.Second, "3 published", func() bool { return rec.published() == 3 })
+		waitFor(t, 10*time.Second, "dead row", func() bool { return e.stats(t).Dead == 1 })
+		mu.Lock()
+		defer mu.Unlock()
+		if len(attempts) != 3 || attempts[0] != 1 || attempts[2] != 3 {
+			t.Errorf("attempts of the failing event: %v, want [1 2 3]", attempts)
+		}
+		if firstFollowerAt != 3 {
+			t.Errorf("h/1 first offered after %d attempts of h/0, want 3", firstFollowerAt)
+		}
+		if got := dl.snapshot(); len(got) != 1 || got[0].ID != held[0].ID || got[0].Attempt != 3 {
+			t.Errorf("dead letters %+v", got)
+		}
+		statsSettle(t, r, 5*time.Second, "want 2 retried, 1 dead-lettered", func(st Stats) bool {
+			return st.Retried == 2 && st.DeadLettered == 1
+		})
+	})
+}
+
+func TestBrokerOutage(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		e.insert(t, e.interleaved(10, 3))
+		down := make(chan struct{})
+		var mu sync.Mutex
+		outageCalls := 0
+		rec := newRecorder(func(m Message) error {
+			select {
+			case <-down:
+				return nil
+			default:
+				mu.Lock()
+				outageCalls++
+				mu.Unlock()
+				return errors.New("nats: no servers available for connection")
+			}
+		})
+		cfg := testConfig("r1")
+		cfg.PollInterval = 400 * time.Millisecond // caps the outage back-off
+		cfg.MaxAttempts = 2
+		r := newRelay(t, e, rec, cfg)
+		cycles := armCycles(r)
+		start(t, r)
+		began := time.Now()
+		outages := 0
+		for outages < 5 {
+			s := nextCycle(t, cycles, "outage cycle", func(s cycleSignal) bool { return true })
+			if s.Outage {
+				outages++
+			}
+		}
+		elapsed := time.Since(began)
+		if n := e.maxAttempts(t); n != 0 {
+			t.Errorf("attempts counted during the outage: max attempts %d", n)
+		}
+		if st := e.stats(t); st.Dead != 0 {
+			t.Errorf("%d events dead-lettered during an outage", st.Dead)
+		}
+		// Back-off: 100ms, 200ms, 400ms, ... so 5 outage cycles take >= ~1s
+		// (jitter-free lower bound 100+200+400+400 = 1.1s minus slack).
+		if elapsed < 700*time.Millisecond {
+			t.Errorf("5 outage cycles in %v: no back-off", elapsed)
+		}
+		mu.Lock()
+		calls := outageCalls
+		mu.Unlock()
+		if calls > 5*10+10 { // one wave (<= 10 messages) per outage cycle
+			t.Errorf("%d messages offered during 5 outage cycles", calls)
+		}
+		close(down)
+		waitFor(t, 20*time.Second, "all published after recovery", func() bool { return rec.published() == 30 })
+		rec.check(t)
+		for _, m := range rec.snapshot() {
+			if m.Attempt != 1 {
+				t.Errorf("event %s attempt %d, want 1 (outage attempts are not counted)", m.ID, m.Attempt)
+			}
+		}
+	})
+}
+
+func TestLeaseExpiry(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		e.insert(t, e.interleaved(3, 2))
+		ctx := context.Background()
+		now := time.Now()
+		leaseUntil := now.Add(500 * time.Millisecond)
+		// A relay that claims and dies.
+		got, err := e.d.Claim(ctx, e.db, dialects.ClaimRequest{Owner: "dead", Limit: 100, Now: now, LeaseUntil: leaseUntil})
+		if err != nil || len(got) != 6 {
+			t.Fatalf("dead relay claimed %d rows, err %v; want 6", len(got), err)
+		}
+		var mu sync.Mutex
+		var early []string
+		rec := newRecorder(func(m Message) error {
+			if time.Now().Before(leaseUntil) && m.Attempt == 1 && isOneOf(m.ID, got) {
+				mu.Lock()
+				early = append(early, m.ID)
+				mu.Unlock()
+			}
+			return nil
+		})
+		cfg := testConfig("b")
+		cfg.PollInterval = 100 * time.Millisecond
+		r := newRelay(t, e, rec, cfg)
+		start(t, r)
+		waitFor(t, 20*time.Second, "6 published", func() bool { return rec.published() == 6 })
+		rec.check(t)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(early) > 0 {
+			t.Errorf("events leased by the dead relay published before the lease expired: %v", early)
+		}
+	})
+}
+
+func isOneOf(id string, recs []dialects.Record) bool {
+	for _, r := range recs {
+		if r.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func TestPartialBatchMarksOnlySuccesses(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		e.insert(t, e.interleaved(5, 2))
+		rec := newRecorder(func(m Message) error {
+			if m.AggregateID == "a2" {
+				return errors.New("nope")
+			}
+			return nil
+		})
+		cfg := testConfig("r1")
+		cfg.Backoff = func(int) time.Duration { return time.Hour }
+		r := newRelay(t, e, rec, cfg)
+		cycles := armCycles(r)
+		start(t, r)
+		nextCycle(t, cycles, "start", func(s cycleSignal) bool { return s.Reason == reasonStart })
+		st := e.stats(t)
+		if st.Published != 8 || st.Pending != 2 || rec.published() != 8 {
+			t.Errorf("after one cycle: table %+v, publisher %d; want 8 published, 2 pending", st, rec.published())
+		}
+		if n := e.maxAttempts(t); n != 1 {
+			t.Errorf("max attempts %d, want 1 (a2/0 failed once; a2/1 released uncounted)", n)
+		}
+	})
+}
+
+func TestDeleteOnPublish(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		e.insert(t, e.interleaved(4, 3))
+		rec := newRecorder(nil)
+		cfg := testConfig("r1")
+		cfg.DeleteOnPublish = true
+		r := newRelay(t, e, rec, cfg)
+		cycles := armCycles(r)
+		start(t, r)
+		nextCycle(t, cycles, "start", func(s cycleSignal) bool { return s.Reason == reasonStart })
+		if st := e.stats(t); st.Published != 0 || st.Pending != 0 || rec.published() != 12 {
+			t.Errorf("table %+v, publisher %d; want an empty table and 12 published", st, rec.published())
+		}
+	})
+}
+
+func TestCleanupDeletesOldPublishedOnly(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		e.insert(t, e.interleaved(3, 2))
+		var mu sync.Mutex
+		clock := time.Now()
+		now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
+		rec := newRecorder(nil)
+		cfg := testConfig("r1")
+		cfg.Clock = now
+		cfg.Retention = time.Hour
+		cfg.CleanupBatch = 2 // several cleanup statements
+		r := newRelay(t, e, rec, cfg)
+		cycles := armCycles(r)
+		stop := start(t, r)
+		nextCycle(t, cycles, "start", func(s cycleSignal) bool { return s.Reason == reasonStart })
+		stop()
+		e.insert(t, e.events("late", 0, 2)) // pending, never published
+		ctx := context.Background()
+		if n, err := r.cleanup(ctx); err != nil || n != 0 {
+			t.Fatalf("cleanup within retention deleted %d, err %v", n, err)
+		}
+		mu.Lock()
+		clock = clock.Add(2 * time.Hour)
+		mu.Unlock()
+		n, err := r.cleanup(ctx)
+		if err != nil || n != 6 {
+			t.Fatalf("cleanup deleted %d, err %v; want 6", n, err)
+		}
+		if st := e.stats(t); st.Published != 0 || st.Pending != 2 {
+			t.Errorf("after cleanup %+v, want 0 published, 2 pending", st)
+		}
+		// Another relay does not clean while r holds the lock.
+		cfg.Owner = "r2"
+		r2 := newRelay(t, e, rec, cfg)
+		if held, err := e.d.TryLock(ctx, e.db, cleanupLockName, "r2", now(), now().Add(time.Minute)); err != nil || held {
+			t.Errorf("r2 took the cleanup lock held by r1: %v %v", held, err)
+		}
+		_ = r2
+	})
+}
+
+// TestLoneTimeoutIsNotAnOutageWhileBrokerAcks pins the rule for an event the
+// broker never answers: alone in its wave, its timeout would look like an
+// outage, but while the broker acknowledges other events its attempts count
+// and it is dead-lettered after MaxAttempts instead of being retried forever.
+func TestLoneTimeoutIsNotAnOutageWhileBrokerAcks(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		poison := e.events("p", 0, 1)
+		e.insert(t, append(poison, e.events("f", 0, 3)...))
+		rec := newRecorder(func(m Message) error {
+			if m.ID == poison[0].ID {
+				return fmt.Errorf("no ack: %w", context.DeadlineExceeded)
+			}
+			return nil
+		})
+		cfg := testConfig("r1")
+		cfg.MaxAttempts = 3
+		r := newRelay(t, e, rec, cfg)
+		start(t, r)
+		waitFor(t, 20*time.Second, "the never-acked event dead-lettered", func() bool { return e.stats(t).Dead == 1 })
+		if got := rec.published(); got != 3 {
+			t.Errorf("published %d, want the 3 healthy events", got)
+		}
+		rec.check(t)
+	})
+}

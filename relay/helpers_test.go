@@ -1,0 +1,297 @@
+package relay
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/internal/uuid7"
+)
+
+// env is one migrated test database and its dialect.
+type env struct {
+	db  *sql.DB
+	d   dialects.Dialect
+	ids *uuid7.Generator
+}
+
+// forEachTarget runs fn against every database target.
+func forEachTarget(t *testing.T, fn func(t *testing.T, e env)) {
+	t.Helper()
+	for _, tgt := range testdb.Targets() {
+		t.Run(tgt.Name, func(t *testing.T) {
+			fn(t, openEnv(t, tgt))
+		})
+	}
+}
+
+func openEnv(t *testing.T, tgt testdb.Target) env {
+	t.Helper()
+	db, _ := tgt.Open(t)
+	d := newDialect(t, tgt)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return env{db: db, d: d, ids: &uuid7.Generator{}}
+}
+
+func sqliteEnv(t *testing.T) env { return openEnv(t, testdb.Targets()[0]) }
+
+// events builds n events of aggregate agg whose payloads are "agg/i".
+func (e env) events(agg string, from, n int) []dialects.Event {
+	evs := make([]dialects.Event, n)
+	for i := range evs {
+		now := time.Now().UTC()
+		evs[i] = dialects.Event{
+			ID:            e.ids.New(now).String(),
+			AggregateType: "order",
+			AggregateID:   agg,
+			EventType:     "order.changed",
+			Payload:       []byte(agg + "/" + strconv.Itoa(from+i)),
+			ContentType:   "text/plain",
+			CreatedAt:     now,
+		}
+	}
+	return evs
+}
+
+// insert commits events in one transaction.
+func (e env) insert(t testing.TB, evs []dialects.Event) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := e.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	for len(evs) > 0 {
+		n := min(len(evs), e.d.MaxInsertRows())
+		if err := e.d.Insert(ctx, tx, evs[:n]); err != nil {
+			_ = tx.Rollback()
+			t.Fatalf("insert: %v", err)
+		}
+		evs = evs[n:]
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+}
+
+// interleaved builds events for aggs aggregates, perAgg each, interleaved so
+// that every batch holds many aggregates.
+func (e env) interleaved(aggs, perAgg int) []dialects.Event {
+	var out []dialects.Event
+	for i := range perAgg {
+		for a := range aggs {
+			out = append(out, e.events("a"+strconv.Itoa(a), i, 1)...)
+		}
+	}
+	return out
+}
+
+func (e env) stats(t *testing.T) dialects.Stats {
+	t.Helper()
+	s, err := e.d.Stats(context.Background(), e.db)
+	if err != nil {
+		t.Fatalf("stats: %v", err)
+	}
+	return s
+}
+
+func (e env) maxAttempts(t *testing.T) int {
+	t.Helper()
+	var n sql.NullInt64
+	if err := e.db.QueryRow("SELECT MAX(attempts) FROM " + e.d.Table()).Scan(&n); err != nil {
+		t.Fatalf("max attempts: %v", err)
+	}
+	return int(n.Int64)
+}
+
+// recorder is a Publisher that records what it accepted and checks the
+// per-aggregate contract.
+type recorder struct {
+	mu         sync.Mutex
+	fail       func(Message) error // nil: accept everything
+	calls      int
+	got        []Message
+	count      map[string]int
+	last       map[string]int // aggregate -> last payload index accepted
+	violations []string
+}
+
+func newRecorder(fail func(Message) error) *recorder {
+	return &recorder{fail: fail, count: map[string]int{}, last: map[string]int{}}
+}
+
+func payloadIndex(m Message) int {
+	_, s, _ := strings.Cut(string(m.Payload), "/")
+	i, _ := strconv.Atoi(s)
+	return i
+}
+
+func (r *recorder) Publish(ctx context.Context, batch []Message, errs []error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	seen := map[string]bool{}
+	for i, m := range batch {
+		k := m.AggregateType + "/" + m.AggregateID
+		if seen[k] {
+			r.violations = append(r.violations, "two events of "+k+" in one Publish call")
+		}
+		seen[k] = true
+		if r.fail != nil {
+			if err := r.fail(m); err != nil {
+				errs[i] = err
+				continue
+			}
+		}
+		if last, ok := r.last[k]; ok && payloadIndex(m) <= last {
+			r.violations = append(r.violations, fmt.Sprintf("%s: index %d after %d", k, payloadIndex(m), last))
+		}
+		r.last[k] = payloadIndex(m)
+		r.count[m.ID]++
+		if r.count[m.ID] > 1 {
+			r.violations = append(r.violations, "published twice: "+m.ID)
+		}
+		r.got = append(r.got, m)
+	}
+}
+
+func (r *recorder) published() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
+func (r *recorder) publishCalls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls
+}
+
+func (r *recorder) check(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, v := range r.violations {
+		if i == 10 {
+			t.Errorf("... %d more", len(r.violations)-10)
+			break
+		}
+		t.Error(v)
+	}
+}
+
+func (r *recorder) snapshot() []Message {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Message(nil), r.got...)
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// statsSettle waits until the relay's counters satisfy ok. The relay adds
+// to its counters right after the database write they describe, so a test
+// that waited on the database can be a moment ahead of them. On timeout it
+// reports the last Stats seen.
+func statsSettle(t *testing.T, r *Relay, timeout time.Duration, what string, ok func(Stats) bool) Stats {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		st, err := r.Stats(context.Background())
+		if err == nil && ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: stats %+v (err %v) after %v", what, st, err, timeout)
+			return st
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// testConfig is a config with a quiet logger and short timings.
+func testConfig(owner string) Config {
+	return Config{
+		Owner:          owner,
+		Logger:         quietLogger(),
+		PollInterval:   time.Hour,
+		LeaseDuration:  10 * time.Second,
+		PublishTimeout: 5 * time.Second,
+		Backoff:        func(int) time.Duration { return 20 * time.Millisecond },
+	}
+}
+
+func newRelay(t *testing.T, e env, pub Publisher, cfg Config) *Relay {
+	t.Helper()
+	r, err := New(e.db, e.d, pub, cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return r
+}
+
+// start runs r until the returned stop is called (or the test ends) and
+// checks that Run returned nil.
+func start(t *testing.T, r *Relay) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// armCycles arms the cycle test signal.
+func armCycles(r *Relay) <-chan cycleSignal {
+	ch := make(chan cycleSignal, 10000)
+	r.ts.cycle = ch
+	return ch
+}
+
+// nextCycle waits for a cycle matching cond.
+func nextCycle(t *testing.T, ch <-chan cycleSignal, what string, cond func(cycleSignal) bool) cycleSignal {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case s := <-ch:
+			if cond(s) {
+				return s
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting for a cycle: %s", what)
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package relay
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/notify"
+)
+
+func TestConfigValidation(t *testing.T) {
+	e := sqliteEnv(t)
+	pub := newRecorder(nil)
+	cases := []struct {
+		name string
+		cfg  Config
+		want string // "" for valid
+	}{
+		{"zero value", Config{}, ""},
+		{"negative batch", Config{BatchSize: -1}, "BatchSize"},
+		{"negative poll", Config{PollInterval: -time.Second}, "PollInterval"},
+		{"negative lazy", Config{LazyDelay: -time.Second}, "LazyDelay"},
+		{"negative attempts", Config{MaxAttempts: -1}, "MaxAttempts"},
+		{"negative cleanup batch", Config{CleanupBatch: -1}, "CleanupBatch"},
+		{"negative cleanup interval", Config{CleanupInterval: -1}, "CleanupInterval"},
+		{"lease not above timeout", Config{LeaseDuration: 5 * time.Second, PublishTimeout: 5 * time.Second}, "LeaseDuration"},
+		{"lease below default timeout", Config{LeaseDuration: time.Second}, "LeaseDuration"},
+		{"nil source", Config{Sources: []notify.Source{notify.NewLocal(), nil}}, "Sources[1]"},
+		{"long owner", Config{Owner: strings.Repeat("x", 201)}, "Owner"},
+		{"negative retention disables cleanup", Config{Retention: -1}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := New(e.db, e.d, pub, c.cfg)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("New: %v; want ErrInvalidConfig naming %s", err, c.want)
+			}
+		})
+	}
+	for name, f := range map[string]func() error{
+		"nil db":        func() error { _, err := New(nil, e.d, pub, Config{}); return err },
+		"nil dialect":   func() error { _, err := New(e.db, nil, pub, Config{}); return err },
+		"nil publisher": func() error { _, err := New(e.db, e.d, nil, Config{}); return err },
+	} {
+		if err := f(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%s: %v, want ErrInvalidConfig", name, err)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c := Config{}.withDefaults()
+	if c.BatchSize != 500 || c.PollInterval != 30*time.Second || c.LazyDelay != 250*time.Millisecond ||
+		c.LeaseDuration != 30*time.Second || c.PublishTimeout != 10*time.Second || c.MaxAttempts != 10 ||
+		c.Retention != 7*24*time.Hour || c.CleanupInterval != 10*time.Minute || c.CleanupBatch != 1000 ||
+		c.Owner == "" || c.Logger == nil || c.Clock == nil || c.Backoff == nil {
+		t.Errorf("defaults: %+v", c)
+	}
+	if o2 := (Config{}).withDefaults().Owner; o2 == c.Owner {
+		t.Errorf("default owners collide: %q", o2)
+	}
+	for attempt, want := range map[int]time.Duration{1: time.Second, 2: 5 * time.Second, 3: 30 * time.Second, 4: 2 * time.Minute, 5: 5 * time.Minute, 50: 5 * time.Minute} {
+		got := DefaultBackoff(attempt)
+		if got < want*8/10 || got > want*12/10 {
+			t.Errorf("DefaultBackoff(%d) = %v, want %v ±20%%", attempt, got, want)
+		}
+	}
+	if d := nextTroubleDelay(0, time.Second); d != minTroubleDelay {
+		t.Errorf("first trouble delay %v", d)
+	}
+	if d := nextTroubleDelay(800*time.Millisecond, time.Second); d != time.Second {
+		t.Errorf("trouble delay not capped: %v", d)
+	}
+}
+
+func TestRunTwice(t *testing.T) {
+	e := sqliteEnv(t)
+	r := newRelay(t, e, newRecorder(nil), testConfig("r1"))
+	cycles := armCycles(r)
+	stop := start(t, r)
+	nextCycle(t, cycles, "start", func(s cycleSignal) bool { return true })
+	if err := r.Run(context.Background()); !errors.Is(err, ErrRunning) {
+		t.Fatalf("second Run: %v, want ErrRunning", err)
+	}
+	stop()
+	// After a clean stop the relay may run again.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	nextCycle(t, cycles, "restart", func(s cycleSignal) bool { return s.Reason == reasonStart })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after restart: %v", err)
+	}
+}
+
+type failingSource struct{}
+
+func (failingSource) Listen(ctx context.Context) (<-chan struct{}, error) {
+	return nil, errors.New("listen refused")
+}
+
+func TestRunFailsWhenSourceFails(t *testing.T) {
+	e := sqliteEnv(t)
+	cfg := testConfig("r1")
+	cfg.Sources = []notify.Source{notify.NewLocal(), failingSource{}}
+	r := newRelay(t, e, newRecorder(nil), cfg)
+	if err := r.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "listen refused") {
+		t.Fatalf("Run: %v, want the listen error", err)
+	}
+}
+
+func TestStopReleasesInFlightBatch(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		e.insert(t, e.interleaved(3, 2))
+		entered := make(chan struct{}, 1)
+		var accepted atomic.Int32
+		pub := PublisherFunc(func(ctx context.Context, batch []Message, errs []error) {
+			// Accept the first message, then hang until the relay stops.
+			accepted.Add(1)
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+			<-ctx.Done()
+			for i := 1; i < len(errs); i++ {
+				errs[i] = ctx.Err()
+			}
+		})
+		cfg := testConfig("r1")
+		r := newRelay(t, e, pub, cfg)
+		stop := start(t, r)
+		<-entered
+		stop()
+		if n := accepted.Load(); n != 1 {
+			t.Fatalf("Publish called %d times, want 1", n)
+		}
+		st := e.stats(t)
+		if st.Published != 1 || st.Pending != 5 {
+			t.Errorf("after stop: %+v, want the confirmed event marked and 5 pending", st)
+		}
+		got, err := e.d.Claim(context.Background(), e.db, dialects.ClaimRequest{
+			Owner: "other", Limit: 100, Now: time.Now(), LeaseUntil: time.Now().Add(time.Minute),
+		})
+		if err != nil || len(got) != 5 {
+			t.Errorf("another owner claimed %d rows at once (err %v), want 5", len(got), err)
+		}
+		if n := e.maxAttempts(t); n != 0 {
+			t.Errorf("stop counted an attempt: max attempts %d", n)
+		}
+	})
+}
+
+// flaky fails Claim while failing is set.
+type flaky struct {
+	dialects.Dialect
+	mu      sync.Mutex
+	failing bool
+	claims  int
+}
+
+func (f *flaky) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimRequest) ([]dialects.Record, error) {
+	f.mu.Lock()
+	f.claims++
+	failing := f.failing
+	f.mu.Unlock()
+	if failing {
+		return nil, errors.New("database is down")
+	}
+	return f.Dialect.Claim(ctx, db, req)
+}
+
+func TestDatabaseErrorBacksOff(t *testing.T) {
+	e := sqliteEnv(t)
+	e.insert(t, e.events("o", 0, 3))
+	fd := &flaky{Dialect: e.d, failing: true}
+	e.d = fd
+	rec := newRecorder(nil)
+	cfg := testConfig("r1")
+	cfg.PollInterval = 300 * time.Millisecond
+	r := newRelay(t, e, rec, cfg)
+	cycles := armCycles(r)
+	start(t, r)
+	began := time.Now()
+	for range 5 {
+		s := nextCycle(t, cycles, "failing cycle", func(cycleSignal) bool { return true })
+		if s.DBError == nil {
+			t.Fatalf("cycle %+v without the database error", s)
+		}
+	}
+	if el := time.Since(began); el < 600*time.Millisecond {
+		t.Errorf("5 failing cycles in %v: no back-off", el)
+	}
+	fd.mu.Lock()
+	fd.failing = false
+	fd.mu.Unlock()
+	waitFor(t, 10*time.Second, "published after recovery", func() bool { return rec.published() == 3 })
+}
+
+// TestRetrySchedule pins the rule that lost a retry before: a failure
+// scheduled after an earlier pending retry must still get its own cycle.
+func TestRetrySchedule(t *testing.T) {
+	base := time.Unix(1_000, 0)
+	var s retrySchedule
+	if _, ok := s.next(base); ok {
+		t.Fatal("empty schedule has a next time")
+	}
+	s.add(base.Add(time.Second))
+	s.add(base.Add(3 * time.Second)) // later than the pending one: kept
+	s.add(base.Add(time.Second))     // duplicate
+	if d, _ := s.next(base); d != time.Second {
+		t.Fatalf("next = %v, want 1s", d)
+	}
+	s.due(base.Add(time.Second))
+	if d, ok := s.next(base.Add(time.Second)); !ok || d != 2*time.Second {
+		t.Fatalf("after the first retry, next = %v %v, want 2s", d, ok)
+	}
+	s.due(base.Add(5 * time.Second))
+	if _, ok := s.next(base); ok {
+		t.Fatal("all retries are due, nothing should be left")
+	}
+	for i := 0; i < 3*maxRetryTimes; i++ {
+		s.add(base.Add(time.Duration(i) * time.Millisecond))
+	}
+	if len(s.times) != maxRetryTimes || !s.times[len(s.times)-1].Equal(base.Add(time.Duration(3*maxRetryTimes-1)*time.Millisecond)) {
+		t.Fatalf("bounded schedule must keep %d times and the latest one", maxRetryTimes)
+	}
+	if d, _ := s.next(base.Add(time.Hour)); d != 0 {
+		t.Fatalf("an overdue time must fire at once, got %v", d)
+	}
+}

@@ -1,0 +1,166 @@
+package natspub
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults of the options.
+const (
+	// DefaultMaxPending is how many JetStream publishes await their
+	// acknowledgement at once, per Publish call.
+	DefaultMaxPending = 256
+	// DefaultAckTimeout bounds the wait for one acknowledgement (JetStream)
+	// or for the flush of a batch (core NATS).
+	DefaultAckTimeout = 10 * time.Second
+)
+
+// ErrInvalidOption reports an invalid option value.
+var ErrInvalidOption = errors.New("natspub: invalid option")
+
+// Option configures a publisher. Options check their values and make
+// NewJetStream and NewCore fail on a bad one.
+type Option func(*options) error
+
+type options struct {
+	router       Router
+	prefix       string
+	prefixSet    bool
+	maxPending   int
+	maxPendSet   bool
+	ackTimeout   time.Duration
+	expectStream string
+
+	// Durability check (JetStream only).
+	syncAlways      bool
+	noCheck         bool
+	outageAllowance time.Duration
+}
+
+func buildOptions(opts []Option) (*options, error) {
+	o := &options{prefix: DefaultSubjectPrefix, maxPending: DefaultMaxPending, ackTimeout: DefaultAckTimeout,
+		outageAllowance: DefaultOutageAllowance}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.router != nil && o.prefixSet {
+		return nil, fmt.Errorf("%w: WithRouter and WithSubjectPrefix exclude each other", ErrInvalidOption)
+	}
+	if o.router == nil {
+		r, err := DefaultRouter(o.prefix)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
+		o.router = r
+	}
+	return o, nil
+}
+
+// WithRouter sets the function that chooses each message's subject
+// (default: DefaultRouter(DefaultSubjectPrefix)). It excludes
+// WithSubjectPrefix.
+func WithRouter(r Router) Option {
+	return func(o *options) error {
+		if r == nil {
+			return fmt.Errorf("%w: nil Router", ErrInvalidOption)
+		}
+		o.router = r
+		return nil
+	}
+}
+
+// WithSubjectPrefix sets the prefix of the default router (default
+// "outbox"). It must be a valid subject ([ValidateSubject]).
+func WithSubjectPrefix(prefix string) Option {
+	return func(o *options) error {
+		if err := ValidateSubject(prefix); err != nil {
+			return fmt.Errorf("%w: subject prefix: %w", ErrInvalidOption, err)
+		}
+		o.prefix, o.prefixSet = prefix, true
+		return nil
+	}
+}
+
+// WithMaxPending sets how many JetStream publishes of one Publish call may
+// await their acknowledgement at once (default 256). The jetstream.JetStream
+// given to NewJetStream must allow at least as many in flight
+// (jetstream.WithPublishAsyncMaxPending), summed over the publishers that
+// share it. NewCore rejects it.
+func WithMaxPending(n int) Option {
+	return func(o *options) error {
+		if n < 1 {
+			return fmt.Errorf("%w: max pending %d < 1", ErrInvalidOption, n)
+		}
+		o.maxPending, o.maxPendSet = n, true
+		return nil
+	}
+}
+
+// WithAckTimeout bounds the wait for each JetStream acknowledgement, counted
+// from the message's send, and for the flush of a core NATS batch (default
+// 10s). A message not confirmed in time gets a retryable error wrapping
+// [ErrAckTimeout]. The context given to Publish can end the wait sooner.
+func WithAckTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: ack timeout %v <= 0", ErrInvalidOption, d)
+		}
+		o.ackTimeout = d
+		return nil
+	}
+}
+
+// WithExpectStream makes JetStream publishes require that the subject is
+// stored by the named stream (jetstream.WithExpectStream); a message bound
+// to another stream fails with a retryable error. NewCore rejects it.
+func WithExpectStream(name string) Option {
+	return func(o *options) error {
+		if name == "" {
+			return fmt.Errorf("%w: empty stream name", ErrInvalidOption)
+		}
+		o.expectStream = name
+		return nil
+	}
+}
+
+// WithServerSyncAlways declares that the JetStream server runs with
+// jetstream { sync_interval: always } (nats-server 2.10+), which fsyncs
+// every write before acknowledging it. A client cannot read the server's
+// sync setting, so without this option the durability check (CheckStream,
+// Preflight) warns about streams with fewer than MinSafeReplicas replicas.
+func WithServerSyncAlways() Option {
+	return func(o *options) error {
+		o.syncAlways = true
+		return nil
+	}
+}
+
+// WithOutageAllowance sets how long an outage the stream's duplicate window
+// should cover beyond the relay's lease; the relay's start-up check warns
+// when the window is shorter than the lease plus this (default
+// DefaultOutageAllowance, 1 minute).
+func WithOutageAllowance(d time.Duration) Option {
+	return func(o *options) error {
+		if d < 0 {
+			return fmt.Errorf("%w: outage allowance %v < 0", ErrInvalidOption, d)
+		}
+		o.outageAllowance = d
+		return nil
+	}
+}
+
+// WithoutDurabilityCheck turns off the stream check the relay runs at
+// start-up through Preflight (for example when the client may not read
+// stream information). CheckStream still works.
+func WithoutDurabilityCheck() Option {
+	return func(o *options) error {
+		o.noCheck = true
+		return nil
+	}
+}

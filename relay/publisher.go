@@ -1,0 +1,89 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Message is one outbox event handed to a Publisher.
+type Message struct {
+	// ID is the event id (UUIDv7 text). Brokers that deduplicate should use it
+	// as the message id (JetStream: Nats-Msg-Id).
+	ID string
+	// AggregateType, AggregateID and EventType describe the event.
+	AggregateType string
+	AggregateID   string
+	EventType     string
+	// Payload is the event body (may be empty).
+	Payload []byte
+	// ContentType is the payload's media type.
+	ContentType string
+	// Headers are the user's headers.
+	Headers map[string]string
+	// IdempotencyKey is the caller-given key, "" if none.
+	IdempotencyKey string
+	// CreatedAt is when the event was registered.
+	CreatedAt time.Time
+	// Attempt counts delivery attempts, starting at 1.
+	Attempt int
+	// Critical reports whether the event came from a time-critical transaction.
+	Critical bool
+}
+
+// Publisher delivers messages to a broker.
+//
+// The relay never puts two events of the same aggregate into one call, so a
+// publisher may send the messages of a batch concurrently or pipelined, in any
+// order. Publish records the outcome of batch[i] in errs[i]: nil when the
+// broker has accepted the message (acknowledged, where the broker offers
+// acknowledgements). errs has the length of batch and arrives zeroed.
+// Publish must return when ctx ends, recording ctx's error for every message
+// it could not confirm.
+//
+// Errors are classified by behaviour: an error for which IsPermanent reports
+// true dead-letters the event at once; any other error is retried with backoff.
+// Implementations for RabbitMQ, Kafka and others fit the same shape.
+type Publisher interface {
+	Publish(ctx context.Context, batch []Message, errs []error)
+}
+
+// PublisherFunc adapts a function to Publisher.
+type PublisherFunc func(ctx context.Context, batch []Message, errs []error)
+
+// Publish calls f.
+func (f PublisherFunc) Publish(ctx context.Context, batch []Message, errs []error) {
+	f(ctx, batch, errs)
+}
+
+// ErrPermanent marks a publish error that retrying cannot fix (a message the
+// broker will never accept). Wrap it, or return an error implementing
+// interface{ Permanent() bool }.
+var ErrPermanent = errors.New("jitoutbox: permanent publish error")
+
+// Permanent wraps err so that IsPermanent reports true.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() []error { return []error{e.err, ErrPermanent} }
+func (e *permanentError) Permanent() bool { return true }
+
+// IsPermanent reports whether err, or any error it wraps, is permanent: it is
+// ErrPermanent or implements interface{ Permanent() bool } returning true.
+func IsPermanent(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrPermanent) {
+		return true
+	}
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
