@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	_ "github.com/lib/pq"  // "postgres" driver
+	_ "modernc.org/sqlite" // "sqlite" driver
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/notify/natsnotify"
+	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
+	"github.com/jitoutbox/jitoutbox/relay"
+)
+
+// run is the whole command: it parses args (with env for the defaults),
+// relays until ctx ends and returns nil after a clean stop. Logs go to
+// stderr; stdout is kept for output a future subcommand may print.
+func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
+	_ = stdout
+	cfg, err := parseFlags(args, env, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+
+	db, d, err := openDB(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if cfg.migrate {
+		if err := retry(ctx, log, "migrate", func(ctx context.Context) error { return d.Migrate(ctx, db) }); err != nil {
+			return err
+		}
+	}
+
+	nc, err := connectNATS(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	pub, err := newPublisher(ctx, cfg, nc, log)
+	if err != nil {
+		return err
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait() // the wake loggers end with Run's context
+	sources, err := wakeSources(cfg, nc, log, &wg)
+	if err != nil {
+		return err
+	}
+	r, err := relay.New(db, d, pub, relay.Config{
+		Owner:           cfg.owner,
+		BatchSize:       cfg.batch,
+		PollInterval:    cfg.poll,
+		LeaseDuration:   cfg.lease,
+		PublishTimeout:  cfg.publishTimeout,
+		Sources:         sources,
+		DeleteOnPublish: cfg.deleteOnPublish,
+		Hooks:           batchLogger{log: log},
+		Logger:          log,
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("jitoutbox-relay starting", "owner", r.Owner(), "dialect", cfg.dialect, "table", d.Table(),
+		"publisher", cfg.publisher, "subject_prefix", cfg.subjectPrefix, "stream", cfg.stream,
+		"wake", cfg.wake, "poll", cfg.poll.String(), "batch", cfg.batch,
+		"lease", cfg.lease.String(), "publish_timeout", cfg.publishTimeout.String())
+	if err := r.Run(ctx); err != nil {
+		return fmt.Errorf("relay: %w", err)
+	}
+	log.Info("jitoutbox-relay stopped", "owner", r.Owner())
+	return nil
+}
+
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.logLevel}
+	if cfg.logFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// openDB opens the database and its dialect. It does not connect: the relay
+// backs off on database errors, so a database that is still starting is not
+// fatal.
+func openDB(cfg config, log *slog.Logger) (*sql.DB, dialects.Dialect, error) {
+	var (
+		driver = cfg.dialect
+		dsn    = cfg.dsn
+		d      dialects.Dialect
+		err    error
+	)
+	switch cfg.dialect {
+	case "postgres":
+		var opts []postgres.Option
+		if cfg.table != "" {
+			opts = append(opts, postgres.WithTable(cfg.table))
+		}
+		d, err = postgres.New(opts...)
+	case "mysql":
+		// The dialect needs parseTime=true and loc=UTC; set them whatever
+		// the DSN says.
+		mc, perr := gomysql.ParseDSN(dsn)
+		if perr != nil {
+			// The parse error may quote the DSN; do not pass it on.
+			return nil, nil, fmt.Errorf("%w: the MySQL DSN cannot be parsed", errUsage)
+		}
+		mc.ParseTime, mc.Loc = true, time.UTC
+		// The driver prints its own complaints (such as "closing bad idle
+		// connection" after the server killed a connection) with the
+		// standard log package unless given a logger; route them through
+		// the relay's, so every stderr line keeps -log-format.
+		mc.Logger = driverLogger{log: log, driver: "mysql"}
+		var opts []mysql.Option
+		if cfg.table != "" {
+			opts = append(opts, mysql.WithTable(cfg.table))
+		}
+		if d, err = mysql.New(opts...); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
+		}
+		conn, cerr := gomysql.NewConnector(mc)
+		if cerr != nil {
+			return nil, nil, fmt.Errorf("%w: the MySQL DSN is not usable", errUsage)
+		}
+		return sql.OpenDB(conn), d, nil
+	case "sqlite":
+		var opts []sqlite.Option
+		if cfg.table != "" {
+			opts = append(opts, sqlite.WithTable(cfg.table))
+		}
+		d, err = sqlite.New(opts...)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s database: %w", cfg.dialect, err)
+	}
+	return db, d, nil
+}
+
+// wakeSources returns the relay's wake sources, each wrapped so that wakes
+// are logged at debug level ("wake received").
+func wakeSources(cfg config, nc natsConn, log *slog.Logger, wg *sync.WaitGroup) ([]notify.Source, error) {
+	var src notify.Source
+	switch cfg.wake {
+	case "none":
+		return nil, nil
+	case "pg":
+		l, err := pgnotify.NewListener(cfg.dsn, pgnotify.WithChannel(cfg.wakeChannel), pgnotify.WithLogger(log))
+		if err != nil {
+			return nil, fmt.Errorf("wake: %w", err)
+		}
+		src = l
+	case "nats":
+		l, err := natsnotify.NewListener(nc, natsnotify.WithSubject(cfg.wakeSubject), natsnotify.WithLogger(log))
+		if err != nil {
+			return nil, fmt.Errorf("wake: %w", err)
+		}
+		src = l
+	}
+	return []notify.Source{&loggedSource{name: cfg.wake, src: src, log: log, wg: wg}}, nil
+}
+
+// retry calls fn until it succeeds or ctx ends, backing off from 100 ms to
+// 10 s and logging the first failure and every tenth after it.
+func retry(ctx context.Context, log *slog.Logger, what string, fn func(context.Context) error) error {
+	backoff := 100 * time.Millisecond
+	for n := 0; ; n++ {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := fn(cctx)
+		cancel()
+		if err == nil {
+			if n > 0 {
+				log.Info("jitoutbox-relay: "+what+" succeeded", "attempts", n+1)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, context.Cause(ctx))
+		}
+		if n%10 == 0 {
+			log.Warn("jitoutbox-relay: "+what+" failed; retrying", "err", err, "attempt", n+1, "backoff", backoff.String())
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w (last error: %w)", what, context.Cause(ctx), err)
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}

@@ -1,0 +1,26 @@
+// Command outboxctl inspects and operates a jitoutbox outbox table on
+// PostgreSQL, MySQL/MariaDB or SQLite.
+//
+//	outboxctl [-dialect D] [-dsn DSN] [-table T] [--json] <command> [flags]
+//
+// Commands: migrate, status, list, show, requeue, purge. Run
+// "outboxctl help" for their flags. The DSN may also come from
+// JITOUTBOX_DSN or JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN; it is never printed.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "outboxctl:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	_ "github.com/go-sql-driver/mysql" // "mysql" driver
+	_ "github.com/lib/pq"              // "postgres" driver
+	_ "modernc.org/sqlite"             // "sqlite" driver
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+)
+
+const usage = `usage: outboxctl [global flags] <command> [flags]
+
+Global flags (also accepted after the command):
+  -dialect postgres|mysql|sqlite   inferred from the DSN when omitted
+  -dsn DSN                         or JITOUTBOX_DSN / JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN
+  -table NAME                      outbox table (default "outbox")
+  -json                            one JSON document per command
+
+Commands:
+  migrate                          create the outbox tables (idempotent)
+  status [-blockers N]             backlog, oldest pending age, dead and published counts, blocked aggregates
+  list -state pending|published|dead [-aggregate-type T -aggregate-id ID] [-limit N] [-after SEQ]
+  show <event-id>                  every field of one event
+  requeue -id ID [-id ID...] | -aggregate-type T -aggregate-id ID | -all
+                                   move dead events back to pending
+  purge -older-than 168h [-batch N]  delete published rows older than the age
+`
+
+// globals are the flags every command accepts.
+type globals struct {
+	dialect, dsn, table string
+	json                bool
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.dialect, "dialect", g.dialect, "postgres, mysql or sqlite (inferred from the DSN)")
+	fs.StringVar(&g.dsn, "dsn", g.dsn, "database DSN (or JITOUTBOX_*_DSN)")
+	fs.StringVar(&g.table, "table", g.table, "outbox table name")
+	fs.BoolVar(&g.json, "json", g.json, "print JSON")
+}
+
+// env is one command's context.
+type env struct {
+	g      *globals
+	stdout io.Writer
+	db     *sql.DB
+	d      dialects.Dialect
+	in     dialects.Inspector
+}
+
+// run is main without the process: it parses args, runs one command and
+// writes to stdout (results) and stderr (usage).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runEnv(ctx, args, stdout, stderr, os.Getenv)
+}
+
+func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	g := &globals{table: dialects.DefaultTable}
+	top := flag.NewFlagSet("outboxctl", flag.ContinueOnError)
+	top.SetOutput(stderr)
+	top.Usage = func() { fmt.Fprint(stderr, usage) }
+	g.register(top)
+	if err := top.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if top.NArg() == 0 {
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("%w: no command", errUsage)
+	}
+	name, rest := top.Arg(0), top.Args()[1:]
+	cmd, ok := lookup(name)
+	if !ok {
+		if name == "help" {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("%w: unknown command %q", errUsage, name)
+	}
+	fs := flag.NewFlagSet("outboxctl "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g.register(fs)
+	opts := cmd.flags(fs)
+	pos, err := parseInterleaved(fs, rest)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+
+	dialect, dsn, err := resolveDSN(g.dialect, g.dsn, getenv)
+	if err != nil {
+		return err
+	}
+	e := &env{g: g, stdout: stdout}
+	if e.d, err = newDialect(dialect, g.table); err != nil {
+		return err
+	}
+	e.in, _ = e.d.(dialects.Inspector)
+	driver, open, err := driverDSN(dialect, dsn)
+	if err != nil {
+		return redact(err, dsn)
+	}
+	if e.db, err = sql.Open(driver, open); err != nil {
+		return redact(fmt.Errorf("open %s database: %w", dialect, err), dsn)
+	}
+	defer e.db.Close()
+	if err := e.db.PingContext(ctx); err != nil {
+		return redact(fmt.Errorf("connect to %s database: %w", dialect, err), dsn)
+	}
+	return redact(opts.run(ctx, e, pos), dsn)
+}
+
+// parseInterleaved parses flags that may follow positional arguments
+// ("show ID -json") and returns the positional arguments.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func newDialect(name, table string) (dialects.Dialect, error) {
+	switch name {
+	case "postgres":
+		return postgres.New(postgres.WithTable(table))
+	case "mysql":
+		return mysql.New(mysql.WithTable(table))
+	case "sqlite":
+		return sqlite.New(sqlite.WithTable(table))
+	}
+	return nil, fmt.Errorf("%w: unknown dialect %q", errUsage, name)
+}
+
+// command is one subcommand: flags registers its flags and returns what runs
+// it once they are parsed.
+type command struct {
+	flags func(fs *flag.FlagSet) runner
+}
+
+type runner interface {
+	run(ctx context.Context, e *env, args []string) error
+}
+
+type runFunc func(ctx context.Context, e *env, args []string) error
+
+func (f runFunc) run(ctx context.Context, e *env, args []string) error { return f(ctx, e, args) }
+
+// lookup returns the named subcommand.
+func lookup(name string) (command, bool) {
+	switch name {
+	case "migrate":
+		return command{flags: migrateFlags}, true
+	case "status":
+		return command{flags: statusFlags}, true
+	case "list":
+		return command{flags: listFlags}, true
+	case "show":
+		return command{flags: showFlags}, true
+	case "requeue":
+		return command{flags: requeueFlags}, true
+	case "purge":
+		return command{flags: purgeFlags}, true
+	}
+	return command{}, false
+}
+
+// noArgs rejects positional arguments.
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, strings.Join(args, " "))
+	}
+	return nil
+}
+
+// inspector returns e.in or an error naming the dialect.
+func (e *env) inspector() (dialects.Inspector, error) {
+	if e.in == nil {
+		return nil, fmt.Errorf("the %s dialect cannot list events", e.d.Name())
+	}
+	return e.in, nil
+}

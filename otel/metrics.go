@@ -1,0 +1,173 @@
+package jitotel
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/jitoutbox/jitoutbox/relay"
+)
+
+// Instrument names. Durations are in seconds, counts in events.
+const (
+	// MetricPublished counts events the broker accepted (attribute critical).
+	MetricPublished = "jitoutbox.relay.published"
+	// MetricRetried counts failed publish attempts scheduled for retry.
+	MetricRetried = "jitoutbox.relay.retried"
+	// MetricDead counts events moved to the dead state (attribute critical).
+	MetricDead = "jitoutbox.relay.dead"
+	// MetricReleased counts claimed events given back without an attempt.
+	MetricReleased = "jitoutbox.relay.released"
+	// MetricBatchErrors counts batches that ended with a database error.
+	MetricBatchErrors = "jitoutbox.relay.batch.errors"
+	// MetricLatency is the commit-to-ack latency histogram (attribute
+	// critical): from the event's registration to the broker's
+	// acknowledgement.
+	MetricLatency = "jitoutbox.relay.commit_to_ack"
+	// MetricBacklog is the number of events not yet published (ObserveStats).
+	MetricBacklog = "jitoutbox.outbox.backlog"
+	// MetricOldestPendingAge is the age of the oldest pending event, 0 when
+	// none is pending (ObserveStats).
+	MetricOldestPendingAge = "jitoutbox.outbox.oldest_pending_age"
+	// MetricDeadRows is the number of dead-lettered rows in the table
+	// (ObserveStats).
+	MetricDeadRows = "jitoutbox.outbox.dead_rows"
+)
+
+// attrCritical is the attribute splitting time-critical from ordinary events.
+const attrCritical = "critical"
+
+// LatencyBuckets are the histogram bucket boundaries of MetricLatency, in
+// seconds: from 1ms (time-critical events) to 5 minutes (events retried
+// after an outage).
+var LatencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+// RelayMetrics records a relay's activity through the OpenTelemetry metrics
+// API. Give it to relay.Config.Hooks; it implements relay.Hooks,
+// relay.PublishedHook and relay.DeadLetterHook. Call ObserveStats to add the
+// backlog gauges. It is safe for concurrent use and may serve several relays
+// (their counts add up).
+type RelayMetrics struct {
+	cfg   metricsConfig
+	meter metric.Meter
+
+	published, retried, dead, released, batchErrors metric.Int64Counter
+	latency                                         metric.Float64Histogram
+	backlog, deadRows                               metric.Int64ObservableGauge
+	oldestAge                                       metric.Float64ObservableGauge
+
+	base             metric.MeasurementOption // the user's attributes
+	critical, normal metric.MeasurementOption // plus critical=true|false
+}
+
+var (
+	_ relay.Hooks          = (*RelayMetrics)(nil)
+	_ relay.PublishedHook  = (*RelayMetrics)(nil)
+	_ relay.DeadLetterHook = (*RelayMetrics)(nil)
+)
+
+// NewRelayMetrics creates the instruments on a meter of mp named ScopeName.
+// mp must not be nil (use otel.GetMeterProvider() for the global one).
+func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetrics, error) {
+	if mp == nil {
+		return nil, fmt.Errorf("%w: nil MeterProvider", ErrInvalidOption)
+	}
+	cfg := metricsConfig{statsTimeout: DefaultStatsTimeout}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil MetricsOption", ErrInvalidOption)
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	m := &RelayMetrics{cfg: cfg, meter: mp.Meter(ScopeName)}
+	set := func(extra ...attribute.KeyValue) metric.MeasurementOption {
+		all := append(append([]attribute.KeyValue(nil), cfg.attrs...), extra...)
+		return metric.WithAttributeSet(attribute.NewSet(all...))
+	}
+	m.base = set()
+	m.critical = set(attribute.Bool(attrCritical, true))
+	m.normal = set(attribute.Bool(attrCritical, false))
+
+	var err error
+	counter := func(name, desc string) metric.Int64Counter {
+		if err != nil {
+			return nil
+		}
+		var c metric.Int64Counter
+		c, err = m.meter.Int64Counter(name, metric.WithDescription(desc), metric.WithUnit("{event}"))
+		return c
+	}
+	m.published = counter(MetricPublished, "Events the broker accepted.")
+	m.retried = counter(MetricRetried, "Failed publish attempts scheduled for retry.")
+	m.dead = counter(MetricDead, "Events moved to the dead state.")
+	m.released = counter(MetricReleased, "Claimed events given back without an attempt.")
+	if err == nil {
+		m.batchErrors, err = m.meter.Int64Counter(MetricBatchErrors,
+			metric.WithDescription("Relay batches that ended with a database error."), metric.WithUnit("{batch}"))
+	}
+	if err == nil {
+		m.latency, err = m.meter.Float64Histogram(MetricLatency,
+			metric.WithDescription("Time from an event's registration to the broker's acknowledgement."),
+			metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(LatencyBuckets...))
+	}
+	if err == nil {
+		m.backlog, err = m.meter.Int64ObservableGauge(MetricBacklog,
+			metric.WithDescription("Events not yet published (including leased and backing off)."), metric.WithUnit("{event}"))
+	}
+	if err == nil {
+		m.deadRows, err = m.meter.Int64ObservableGauge(MetricDeadRows,
+			metric.WithDescription("Dead-lettered events in the outbox table."), metric.WithUnit("{event}"))
+	}
+	if err == nil {
+		m.oldestAge, err = m.meter.Float64ObservableGauge(MetricOldestPendingAge,
+			metric.WithDescription("Age of the oldest pending event; 0 when none is pending."), metric.WithUnit("s"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jitotel: create instruments: %w", err)
+	}
+	return m, nil
+}
+
+func (m *RelayMetrics) split(critical bool) metric.MeasurementOption {
+	if critical {
+		return m.critical
+	}
+	return m.normal
+}
+
+// BatchStart implements relay.Hooks; it returns ctx unchanged.
+func (m *RelayMetrics) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context {
+	return ctx
+}
+
+// BatchEnd implements relay.Hooks: it counts retried and released events
+// and database errors.
+func (m *RelayMetrics) BatchEnd(ctx context.Context, info relay.BatchEndInfo) {
+	if info.Retried > 0 {
+		m.retried.Add(ctx, int64(info.Retried), m.base)
+	}
+	if info.Released > 0 {
+		m.released.Add(ctx, int64(info.Released), m.base)
+	}
+	if info.Err != nil {
+		m.batchErrors.Add(ctx, 1, m.base)
+	}
+}
+
+// Published implements relay.PublishedHook: it counts the event and records
+// its commit-to-ack latency.
+func (m *RelayMetrics) Published(ctx context.Context, msg relay.Message, latency time.Duration) {
+	attrs := m.split(msg.Critical)
+	m.published.Add(ctx, 1, attrs)
+	m.latency.Record(ctx, max(latency, 0).Seconds(), attrs)
+}
+
+// DeadLettered implements relay.DeadLetterHook: it counts the event.
+func (m *RelayMetrics) DeadLettered(ctx context.Context, msg relay.Message, _ error) {
+	m.dead.Add(ctx, 1, m.split(msg.Critical))
+}
