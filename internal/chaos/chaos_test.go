@@ -1,0 +1,246 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jitoutbox/jitoutbox/internal/testnats"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
+)
+
+// Relay settings for the run: leases short enough that a killed relay's
+// rows are taken over within seconds.
+const (
+	relayLease   = "3s"
+	relayPublish = "2s"
+	relayPoll    = "1s"
+	relayBatch   = "100"
+)
+
+func TestChaos(t *testing.T) {
+	s := sizeFromFlags()
+	if err := s.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if s.seed == 0 {
+		s.seed = time.Now().UnixNano()
+	}
+	t.Run("postgres", func(t *testing.T) { runChaos(t, s, postgresTarget) })
+	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, mysqlTarget) })
+}
+
+func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
+	srv := testnats.Server(t)
+	nc := testnats.Connect(t, srv.URL)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, prefix := testnats.Stream(t, js)
+	tg := open(t, nc) // skips when the database's variable is unset
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := tg.dialect.Migrate(ctx, tg.db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tg.db.ExecContext(ctx, businessDDL); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	t.Cleanup(cancel)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = tg.notifier.Run(ctx)
+	}()
+	ob, err := txoutbox.New(tg.db, tg.dialect, txoutbox.WithNotifier(tg.notifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rec := newRecorder()
+	stopConsumer, err := rec.consume(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopConsumer)
+
+	base := []string{"-publisher", "jetstream", "-nats", srv.URL, "-subject-prefix", prefix,
+		"-poll", relayPoll, "-lease", relayLease, "-publish-timeout", relayPublish, "-batch", relayBatch,
+		"-log-level", "info", "-log-format", "json"}
+	base = append(base, tg.relayArgs...)
+	relays := newFleet(t, s.relays, func(slot, gen int) []string {
+		return append(append([]string(nil), base...), "-nats-name", fmt.Sprintf("jitchaos-relay-%d-%d", slot, gen))
+	})
+
+	rng := rand.New(rand.NewPCG(uint64(s.seed), 0))
+	start := time.Now()
+	led := newLedger()
+	var pwg sync.WaitGroup
+	prodDone := make(chan struct{})
+	for i := range s.producers {
+		p := newProducer(i, ob, tg.db, tg.bind, s, s.seed, led, start)
+		pwg.Add(1)
+		go func() {
+			defer pwg.Done()
+			p.run(ctx)
+		}()
+	}
+	go func() {
+		pwg.Wait()
+		close(prodDone)
+	}()
+	t.Cleanup(func() { cancel(); <-prodDone })
+
+	// Fire the faults as the producers reach each one's point.
+	sum := summary{name: t.Name(), seed: s.seed}
+	for _, a := range schedule(s, rng) {
+		waitProgress(led, a.at, prodDone, relays)
+		relays.check()
+		switch a.kind {
+		case "kill":
+			slots := []int{rng.IntN(s.relays)}
+			if rng.IntN(4) == 0 { // sometimes every relay at once
+				slots = slots[:0]
+				for i := range s.relays {
+					slots = append(slots, i)
+				}
+			}
+			pause(ctx, time.Duration(rng.IntN(300))*time.Millisecond)
+			relays.kill(slots...)
+			pause(ctx, time.Duration(rng.IntN(1500))*time.Millisecond)
+			relays.restartKilled(slots...)
+		case "cut":
+			n, err := tg.cutter.cut(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum.cuts++
+			sum.cutConns += n
+		case "broker":
+			brokerOutage(ctx, t, srv, 500*time.Millisecond+time.Duration(rng.IntN(2500))*time.Millisecond)
+			sum.brokerRestarts++
+		}
+	}
+	<-prodDone
+	sum.produceTime = time.Since(start)
+	relays.check()
+
+	// Transactions whose Commit failed: the business row decides.
+	rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+	sum.uncertainCommitted, sum.uncertainRolledBack, err = led.resolve(rctx, tg.db, tg.bind)
+	rcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Drain: the outbox has no pending row and the consumer has every
+	// committed event, or the deadline passes.
+	deadline := time.NewTimer(s.drain)
+	defer deadline.Stop()
+	drainStart := time.Now()
+	for {
+		relays.check()
+		st, err := tg.dialect.Stats(ctx, tg.db)
+		if err != nil {
+			t.Fatalf("outbox stats: %v", err)
+		}
+		missing, changed := rec.missing(led.committed)
+		sum.pending, sum.dead = st.Pending, st.Dead
+		if st.Pending == 0 && missing == 0 {
+			break
+		}
+		timedOut := false
+		select {
+		case <-changed:
+		case <-time.After(250 * time.Millisecond):
+		case <-deadline.C:
+			timedOut = true
+		}
+		if timedOut {
+			sum.drainTimedOut = true
+			break
+		}
+	}
+	sum.drainTime = time.Since(drainStart)
+
+	// The stream must hold exactly what the consumer saw (a duplicate that
+	// reached the stream after the catch-up shows up here too).
+	sum.streamMsgs = waitStreamSeen(ctx, stream, rec, 15*time.Second)
+
+	for _, err := range relays.stop() {
+		sum.stopErrors = append(sum.stopErrors, err.Error())
+	}
+	sum.kills = relays.kills
+	sum.relayExits = relays.unexpected
+	sum.exitDetails = relays.exits
+	sum.relaysStarted = len(relays.all)
+	sum.outageLogs = relays.logCount("broker outage")
+	sum.dbErrorLogs = relays.logCount(`"level":"WARN"`)
+	sum.logKinds = relays.warnKinds()
+	for _, p := range relays.all {
+		log := p.Log.String()
+		if strings.Contains(log, tg.secret) {
+			sum.secretLeaks++
+		}
+		sum.dataRaces += strings.Count(log, "WARNING: DATA RACE")
+		sum.panics += strings.Count(log, "panic:")
+	}
+	sum.fill(led, rec)
+	sum.elapsed = time.Since(start)
+	sum.want = s
+	// Printed (not logged) so that the summary shows with -v and on failure.
+	fmt.Println(sum.String())
+	for _, f := range sum.failures() {
+		t.Error(f)
+	}
+}
+
+// waitStreamSeen waits (polling, with a deadline) until the consumer has
+// seen as many distinct stream sequences as the stream holds, and returns
+// the stream's message count.
+func waitStreamSeen(ctx context.Context, stream jetstream.Stream, rec *recorder, limit time.Duration) uint64 {
+	deadline := time.Now().Add(limit)
+	var msgs uint64
+	for {
+		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		info, err := stream.Info(ictx)
+		cancel()
+		if err == nil {
+			msgs = info.State.Msgs
+			rec.mu.Lock()
+			seen := uint64(len(rec.streamSeqs))
+			rec.mu.Unlock()
+			if seen >= msgs {
+				return msgs
+			}
+		}
+		if time.Now().After(deadline) {
+			return msgs
+		}
+		pause(ctx, 100*time.Millisecond)
+	}
+}
+
+// waitProgress waits until the producers have handed out at events (or
+// finished), restarting relays that exited on their own meanwhile.
+func waitProgress(led *ledger, at int64, prodDone <-chan struct{}, relays *fleet) {
+	for led.reserved.Load() < at {
+		relays.check()
+		select {
+		case <-prodDone:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

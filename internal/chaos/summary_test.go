@@ -1,0 +1,174 @@
+package chaos
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// maxDuplicates bounds the duplicates the consumer may see. JetStream drops a
+// re-published event (same Nats-Msg-Id) inside the stream's duplicate window
+// (2 minutes here), and every re-publish in this harness happens within
+// seconds (a lease of 3 s, outages of at most 3 s), so the expected number
+// is zero; anything else is a defect to explain.
+const maxDuplicates = 0
+
+// summary is what one run did and found.
+type summary struct {
+	name string
+	seed int64
+
+	txCommitted, txRolledBack, critical int
+	uncertainCommitted                  int
+	uncertainRolledBack                 int
+	producerErrors                      int
+	producerErrorList                   []error
+
+	committed       int // events
+	rolledBackEv    int
+	deliveries      int
+	delivered       int // distinct committed events delivered
+	missing         int
+	missingExamples []string
+	fromRolledBack  int
+	unknown         int
+	duplicates      int
+	dupExamples     []string
+	redeliveries    int
+	orderViolations int
+	orderExamples   []string
+	badMessages     int
+	streamMsgs      uint64
+	streamSeen      int
+
+	kills, relaysStarted, relayExits int
+	exitDetails                      []string
+	cuts, cutConns                   int
+	brokerRestarts                   int
+	outageLogs, dbErrorLogs          int
+	stopErrors                       []string
+	secretLeaks                      int
+	dataRaces, panics                int
+	logKinds                         map[string]int
+	want                             size
+
+	pending, dead int64
+	drainTimedOut bool
+	produceTime   time.Duration
+	drainTime     time.Duration
+	elapsed       time.Duration
+}
+
+// fill computes the delivery figures from the ledger and the recorder.
+func (s *summary) fill(l *ledger, r *recorder) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.txCommitted, s.txRolledBack, s.critical = l.txCommit+s.uncertainCommitted, l.txRollback, l.critical
+	s.producerErrors, s.producerErrorList = l.nErrs, l.errs
+	s.committed, s.rolledBackEv = len(l.committed), len(l.rolledBack)
+	s.deliveries, s.redeliveries, s.badMessages = r.deliveries, r.redeliv, r.bad
+	s.orderViolations, s.orderExamples = r.violations, r.examples
+	s.streamSeen = len(r.streamSeqs)
+	for id, ref := range l.committed {
+		if r.count[id] == 0 {
+			s.missing++
+			if len(s.missingExamples) < 5 {
+				s.missingExamples = append(s.missingExamples, fmt.Sprintf("%s (aggregate %s seq %d)", id, ref.agg, ref.seq))
+			}
+		} else {
+			s.delivered++
+		}
+	}
+	for id, n := range r.count {
+		if n > 1 {
+			s.duplicates += n - 1
+			if len(s.dupExamples) < 5 {
+				s.dupExamples = append(s.dupExamples, fmt.Sprintf("%s x%d", id, n))
+			}
+		}
+		if _, ok := l.rolledBack[id]; ok {
+			s.fromRolledBack++
+		} else if _, ok := l.committed[id]; !ok {
+			s.unknown++
+		}
+	}
+}
+
+// String is the printed summary.
+func (s *summary) String() string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	p("==== chaos summary: %s (seed %d) ====", s.name, s.seed)
+	p("transactions committed        %d (time-critical %d; Commit error but committed %d, rolled back %d)",
+		s.txCommitted, s.critical, s.uncertainCommitted, s.uncertainRolledBack)
+	p("transactions rolled back      %d (on purpose)", s.txRolledBack)
+	p("producer errors               %d", s.producerErrors)
+	p("events committed              %d", s.committed)
+	p("events rolled back            %d", s.rolledBackEv)
+	p("deliveries (consumer)         %d", s.deliveries)
+	p("committed events delivered    %d", s.delivered)
+	p("MISSING                       %d (must be 0)", s.missing)
+	p("delivered from rolled back    %d (must be 0)", s.fromRolledBack)
+	p("unknown events delivered      %d (must be 0)", s.unknown)
+	p("order violations (first dlv.) %d (must be 0)", s.orderViolations)
+	p("duplicates in the stream      %d (bound %d)", s.duplicates, maxDuplicates)
+	p("consumer redeliveries         %d (same stream sequence; ordered consumer reset)", s.redeliveries)
+	p("stream messages               %d (consumer saw %d distinct)", s.streamMsgs, s.streamSeen)
+	p("outbox pending / dead at end  %d / %d", s.pending, s.dead)
+	p("relay kills (SIGKILL)         %d (%d relay processes started)", s.kills, s.relaysStarted)
+	p("relay exits on their own      %d (must be 0)", s.relayExits)
+	p("relay data races / panics     %d / %d (must be 0; relays built with -race: %v)", s.dataRaces, s.panics, raceEnabled)
+	p("db connection cuts            %d (%d connections killed)", s.cuts, s.cutConns)
+	p("broker restarts               %d (relay 'broker outage' log lines %d, WARN lines %d)", s.brokerRestarts, s.outageLogs, s.dbErrorLogs)
+	p("produce / drain / elapsed     %v / %v / %v", s.produceTime.Round(time.Millisecond), s.drainTime.Round(time.Millisecond), s.elapsed.Round(time.Millisecond))
+	for _, k := range slices.Sorted(maps.Keys(s.logKinds)) {
+		p("  relay log %-60s x%d", k, s.logKinds[k])
+	}
+	for _, e := range s.producerErrorList {
+		p("  producer error: %v", e)
+	}
+	for _, e := range s.missingExamples {
+		p("  missing: %s", e)
+	}
+	for _, e := range s.orderExamples {
+		p("  order: %s", e)
+	}
+	for _, e := range s.dupExamples {
+		p("  duplicate: %s", e)
+	}
+	return b.String()
+}
+
+// failures lists every broken promise.
+func (s *summary) failures() []string {
+	var f []string
+	check := func(bad bool, format string, args ...any) {
+		if bad {
+			f = append(f, fmt.Sprintf(format, args...))
+		}
+	}
+	check(s.committed == 0, "no event was committed")
+	check(s.kills < s.want.kills, "%d relay kills, want %d", s.kills, s.want.kills)
+	check(s.cuts < s.want.cuts, "%d connection cuts, want %d", s.cuts, s.want.cuts)
+	check(s.cutConns < s.cuts, "%d cuts killed only %d connections", s.cuts, s.cutConns)
+	check(s.brokerRestarts < s.want.restarts, "%d broker restarts, want %d", s.brokerRestarts, s.want.restarts)
+	check(s.missing != 0, "%d committed events never arrived", s.missing)
+	check(s.fromRolledBack != 0, "%d events of rolled-back transactions arrived", s.fromRolledBack)
+	check(s.unknown != 0, "%d events nobody committed arrived", s.unknown)
+	check(s.orderViolations != 0, "%d per-aggregate order violations among first deliveries", s.orderViolations)
+	check(s.duplicates > maxDuplicates, "%d duplicates in the stream (bound %d)", s.duplicates, maxDuplicates)
+	check(s.badMessages != 0, "%d messages without an event id or with a bad payload", s.badMessages)
+	check(s.pending != 0 || s.dead != 0, "outbox not drained: %d pending, %d dead", s.pending, s.dead)
+	check(s.drainTimedOut, "drain deadline passed")
+	check(s.producerErrors != 0, "%d unexpected producer errors", s.producerErrors)
+	check(s.relayExits != 0, "%d relays exited on their own:\n%s", s.relayExits, strings.Join(s.exitDetails, "\n"))
+	check(len(s.stopErrors) != 0, "relays did not stop cleanly: %v", s.stopErrors)
+	check(s.dataRaces != 0 || s.panics != 0, "relay logs show %d data races and %d panics", s.dataRaces, s.panics)
+	check(s.secretLeaks != 0, "%d relay logs contain the database secret", s.secretLeaks)
+	check(s.streamMsgs != uint64(s.streamSeen), "the stream holds %d messages but the consumer saw %d", s.streamMsgs, s.streamSeen)
+	return f
+}

@@ -1,0 +1,133 @@
+package chaos
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/nats-io/nats.go"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/internal/testnats"
+	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/notify/natsnotify"
+	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
+)
+
+// runner is a cross-process notifier with a Run loop (pgnotify.Notifier,
+// natsnotify.Notifier).
+type runner interface {
+	notify.Notifier
+	Run(ctx context.Context) error
+}
+
+// target is one database set up for a run.
+type target struct {
+	db      *sql.DB
+	dialect dialects.Dialect
+	bind    func(n int) string
+	// relayArgs are the relays' database and wake flags.
+	relayArgs []string
+	cutter    cutter
+	notifier  runner
+	// secret must never appear in a relay's log.
+	secret string
+}
+
+// businessDDL is the business table the producers write next to their
+// events; it tells whether a transaction whose Commit failed committed.
+const businessDDL = `CREATE TABLE chaos_orders (
+	tx_id VARCHAR(100) NOT NULL PRIMARY KEY,
+	agg VARCHAR(20) NOT NULL,
+	events INT NOT NULL)`
+
+func postgresTarget(t *testing.T, nc *nats.Conn) target {
+	t.Helper()
+	db, dsn := testdb.Postgres(t, "postgres")
+	d, err := postgres.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := testnats.RandomName("jitchaos_")
+	channel := testnats.RandomName("jitchaos_wake_")
+	n, err := pgnotify.NewNotifier(db, pgnotify.WithChannel(channel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	relayDSN := withParam(dsn, "application_name", app)
+	return target{
+		db: db, dialect: d,
+		bind:      func(n int) string { return "$" + strconv.Itoa(n) },
+		relayArgs: []string{"-dialect", "postgres", "-dsn", relayDSN, "-wake", "pg", "-wake-channel", channel},
+		cutter:    pgCutter{db: db, app: app},
+		notifier:  n,
+		secret:    relayDSN,
+	}
+}
+
+func mysqlTarget(t *testing.T, nc *nats.Conn) target {
+	t.Helper()
+	db, dsn := testdb.MySQL(t)
+	d, err := mysql.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := gomysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The relays log in as their own user, so the cutter finds exactly
+	// their connections in the processlist. The names are generated here,
+	// never user input.
+	user := testnats.RandomName("jitchaos_")
+	password := testnats.RandomName("pw")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for _, q := range []string{
+		"CREATE USER '" + user + "'@'%' IDENTIFIED BY '" + password + "'",
+		"GRANT ALL PRIVILEGES ON " + cfg.DBName + ".* TO '" + user + "'@'%'",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("chaos: %s: %v", strings.SplitN(q, " ", 3)[:2], err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		_, _ = db.ExecContext(ctx, "DROP USER '"+user+"'@'%'")
+	})
+	cfg.User, cfg.Passwd = user, password
+	relayDSN := cfg.FormatDSN()
+	subject := testnats.RandomName("jitchaos.wake.")
+	n, err := natsnotify.NewNotifier(nc, natsnotify.WithSubject(subject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return target{
+		db: db, dialect: d,
+		bind:      func(int) string { return "?" },
+		relayArgs: []string{"-dialect", "mysql", "-dsn", relayDSN, "-wake", "nats", "-wake-subject", subject},
+		cutter:    mysqlCutter{db: db, user: user},
+		notifier:  n,
+		secret:    password,
+	}
+}
+
+// withParam adds key=value to a PostgreSQL URL or key=value DSN.
+func withParam(dsn, key, value string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + key + "=" + value
+	}
+	return dsn + " " + key + "=" + value
+}
