@@ -1,0 +1,287 @@
+// Command benchtable turns `go test -bench` output into markdown: one table
+// per benchmark (rows: sub-benchmarks, columns: the reported units) and a
+// section of ratios and targets computed from the same figures, so that
+// bench/README.md never carries a figure typed by hand.
+//
+//	go run ./bench/cmd/benchtable -machine "2 vCPU ..." -note "..." bench/results/2026-01-01.txt > table.md
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// result is one benchmark line.
+type result struct {
+	name    string // without the -GOMAXPROCS suffix
+	metrics map[string]float64
+	units   []string // in order of appearance
+}
+
+var procSuffix = regexp.MustCompile(`-\d+$`)
+
+// parse reads benchmark lines and the goos/goarch/cpu header. A benchmark
+// that appears more than once keeps its last line.
+func parse(r io.Reader) (results []*result, header map[string]string, err error) {
+	header = map[string]string{}
+	byName := map[string]*result{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		for _, k := range []string{"goos", "goarch", "cpu"} {
+			if v, ok := strings.CutPrefix(line, k+": "); ok {
+				header[k] = v
+			}
+		}
+		f := strings.Fields(line)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		res := &result{name: procSuffix.ReplaceAllString(f[0], ""), metrics: map[string]float64{}}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				break
+			}
+			res.metrics[f[i+1]] = v
+			res.units = append(res.units, f[i+1])
+		}
+		if old, ok := byName[res.name]; ok {
+			*old = *res
+			continue
+		}
+		byName[res.name] = res
+		results = append(results, res)
+	}
+	return results, header, sc.Err()
+}
+
+func family(name string) string {
+	if i := strings.IndexByte(name, '/'); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// skipUnit hides columns that carry no information for these benchmarks.
+func skipUnit(fam, unit string) bool {
+	switch unit {
+	case "ns/op", "B/op", "allocs/op":
+		// Whole-run times and allocations of one-shot benchmarks say
+		// nothing per operation.
+		return strings.Contains(fam, "Latency") || fam == "BenchmarkIdle" || strings.Contains(fam, "Drain")
+	}
+	return false
+}
+
+func format(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case v == 0:
+		return "0"
+	case a >= 1000:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
+}
+
+func writeTables(w io.Writer, results []*result) {
+	var fams []string
+	byFam := map[string][]*result{}
+	for _, r := range results {
+		f := family(r.name)
+		if _, ok := byFam[f]; !ok {
+			fams = append(fams, f)
+		}
+		byFam[f] = append(byFam[f], r)
+	}
+	for _, f := range fams {
+		var units []string
+		seen := map[string]bool{}
+		for _, r := range byFam[f] {
+			for _, u := range r.units {
+				if !seen[u] && !skipUnit(f, u) {
+					seen[u] = true
+					units = append(units, u)
+				}
+			}
+		}
+		fmt.Fprintf(w, "\n#### %s\n\n| case | %s |\n|---|%s\n", f, strings.Join(units, " | "), strings.Repeat("---:|", len(units)))
+		for _, r := range byFam[f] {
+			sub := strings.TrimPrefix(strings.TrimPrefix(r.name, f), "/")
+			if sub == "" {
+				sub = "(all)"
+			}
+			cells := make([]string, len(units))
+			for i, u := range units {
+				if v, ok := r.metrics[u]; ok {
+					cells[i] = format(v)
+				}
+			}
+			fmt.Fprintf(w, "| %s | %s |\n", sub, strings.Join(cells, " | "))
+		}
+	}
+}
+
+// pick returns the metric of the named benchmark, or of the best (largest)
+// among names matching a pattern ending in "*".
+func pick(results []*result, name, unit string) (float64, string, bool) {
+	best, bestName, found := 0.0, "", false
+	for _, r := range results {
+		ok := r.name == name
+		if p, wild := strings.CutSuffix(name, "*"); wild {
+			ok = strings.HasPrefix(r.name, p)
+		}
+		if !ok {
+			continue
+		}
+		if v, has := r.metrics[unit]; has && (!found || v > best) {
+			best, bestName, found = v, r.name, true
+		}
+	}
+	return best, bestName, found
+}
+
+// ratio is one line of the ratios section: num/den, compared with a target.
+type ratio struct {
+	label         string
+	num, numUnit  string
+	den, denUnit  string
+	atLeast, most float64 // target bounds (0: none)
+}
+
+// check is a single figure against a bound.
+type check struct {
+	label        string
+	name, unit   string
+	atMost, atLe float64
+}
+
+func writeRatios(w io.Writer, results []*result) {
+	fmt.Fprintf(w, "\n#### Ratios and targets (computed from the table above)\n\n| what | figure | target | met |\n|---|---:|---|---|\n")
+	na := func(label, why string) { fmt.Fprintf(w, "| %s | n/a | | %s |\n", label, why) }
+	var ratios []ratio
+	for _, db := range []string{"postgres", "postgres-pgx", "mysql", "sqlite"} {
+		for _, load := range []string{"light", "heavy"} {
+			base := "BenchmarkLatency/" + db + "/"
+			target := 0.0
+			if load == "light" {
+				target = 100
+			}
+			ratios = append(ratios,
+				ratio{label: fmt.Sprintf("%s %s: 100 ms poller p50 / time-critical p50", db, load), num: base + "poll-100ms/" + load, numUnit: "p50-ms", den: base + "critical/" + load, denUnit: "p50-ms", atLeast: target},
+				ratio{label: fmt.Sprintf("%s %s: 1 s poller p50 / time-critical p50", db, load), num: base + "poll-1s/" + load, numUnit: "p50-ms", den: base + "critical/" + load, denUnit: "p50-ms"},
+				ratio{label: fmt.Sprintf("%s %s: ordinary (lazy wake) p50 / time-critical p50", db, load), num: base + "ordinary/" + load, numUnit: "p50-ms", den: base + "critical/" + load, denUnit: "p50-ms"},
+			)
+		}
+	}
+	ratios = append(ratios,
+		ratio{label: "Watermill forwarder (default 1 s poll) p50 / jitoutbox time-critical p50, PostgreSQL light", num: "BenchmarkWatermillLatency/postgres/poll-1s/light", numUnit: "p50-ms", den: "BenchmarkLatency/postgres/critical/light", denUnit: "p50-ms"},
+		ratio{label: "Watermill forwarder (100 ms poll) p50 / jitoutbox time-critical p50, PostgreSQL light", num: "BenchmarkWatermillLatency/postgres/poll-100ms/light", numUnit: "p50-ms", den: "BenchmarkLatency/postgres/critical/light", denUnit: "p50-ms"},
+		ratio{label: "drain to JetStream, PostgreSQL: best jitoutbox / Watermill forwarder", num: "BenchmarkDrain/postgres/jetstream/*", numUnit: "events/s", den: "BenchmarkWatermillDrain/postgres/jetstream", denUnit: "events/s", atLeast: 10},
+	)
+	for _, r := range ratios {
+		n, nn, ok1 := pick(results, r.num, r.numUnit)
+		d, _, ok2 := pick(results, r.den, r.denUnit)
+		if !ok1 || !ok2 || d == 0 {
+			continue
+		}
+		tgt, met := "", ""
+		if r.atLeast > 0 {
+			tgt = fmt.Sprintf(">= %gx", r.atLeast)
+			met = yes(n/d >= r.atLeast)
+		}
+		label := r.label
+		if strings.HasSuffix(r.num, "*") {
+			label += " (" + strings.TrimPrefix(nn, "BenchmarkDrain/") + ")"
+		}
+		fmt.Fprintf(w, "| %s | %sx | %s | %s |\n", label, format(n/d), tgt, met)
+	}
+	checks := []check{
+		{label: "PostgreSQL (lib/pq) time-critical p50, light", name: "BenchmarkLatency/postgres/critical/light", unit: "p50-ms", atMost: 0.5},
+		{label: "PostgreSQL (lib/pq) time-critical p99, light", name: "BenchmarkLatency/postgres/critical/light", unit: "p99-ms", atMost: 1.5},
+		{label: "PostgreSQL (pgx) time-critical p50, light", name: "BenchmarkLatency/postgres-pgx/critical/light", unit: "p50-ms", atMost: 0.5},
+		{label: "PostgreSQL (pgx) time-critical p99, light", name: "BenchmarkLatency/postgres-pgx/critical/light", unit: "p99-ms", atMost: 1.5},
+		{label: "idle relay, default config, PostgreSQL (stmts/s)", name: "BenchmarkIdle/postgres/default", unit: "stmts/s", atMost: 0.1},
+		{label: "idle relay, default config, MariaDB (stmts/s)", name: "BenchmarkIdle/mysql/default", unit: "stmts/s", atMost: 0.1},
+		{label: "idle relay, default config, SQLite (stmts/s)", name: "BenchmarkIdle/sqlite/default", unit: "stmts/s", atMost: 0.1},
+		{label: "idle relay, 100 ms poller, PostgreSQL (stmts/s)", name: "BenchmarkIdle/postgres/poll-100ms", unit: "stmts/s"},
+	}
+	for _, c := range checks {
+		v, _, ok := pick(results, c.name, c.unit)
+		if !ok {
+			na(c.label, "not in this run")
+			continue
+		}
+		tgt, met := "", ""
+		if c.atMost > 0 {
+			tgt, met = fmt.Sprintf("<= %g", c.atMost), yes(v <= c.atMost)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.label, format(v), tgt, met)
+	}
+}
+
+func yes(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "**no**"
+}
+
+func main() {
+	machine := flag.String("machine", "", "machine description for the header")
+	note := flag.String("note", "", "load note for the header (e.g. other benchmarks running at the same time)")
+	date := flag.String("date", "", "date of the run for the header")
+	flag.Parse()
+	var all []*result
+	header := map[string]string{}
+	for _, path := range flag.Args() {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable:", err)
+			os.Exit(1)
+		}
+		rs, h, err := parse(f)
+		f.Close()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable:", err)
+			os.Exit(1)
+		}
+		all = append(all, rs...)
+		for k, v := range h {
+			header[k] = v
+		}
+	}
+	if len(all) == 0 {
+		fmt.Fprintln(os.Stderr, "benchtable: no benchmark lines in", flag.Args())
+		os.Exit(1)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	fmt.Fprintf(w, "Run: %s; machine: %s", *date, *machine)
+	if c := header["cpu"]; c != "" {
+		fmt.Fprintf(w, " (%s/%s, cpu %s)", header["goos"], header["goarch"], c)
+	}
+	fmt.Fprintln(w, ".")
+	if *note != "" {
+		fmt.Fprintf(w, "\nLoad: %s\n", *note)
+	}
+	writeTables(w, all)
+	writeRatios(w, all)
+}

@@ -1,0 +1,236 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/internal/testnats"
+	"github.com/jitoutbox/jitoutbox/internal/uuid7"
+	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/natspub"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+var (
+	drainEvents     = flag.Int("drain.events", 100_000, "backlog size for BenchmarkDrain")
+	drainAggregates = flag.Int("drain.aggregates", 1_000, "aggregates the backlog is spread over")
+)
+
+type benchDB struct {
+	name    string
+	db      *sql.DB
+	dialect dialects.Dialect
+}
+
+func openBenchDB(b *testing.B, name string) *benchDB {
+	var (
+		db  *sql.DB
+		d   dialects.Dialect
+		err error
+	)
+	switch name {
+	case "postgres":
+		db, _ = testdb.Postgres(b, "postgres")
+		d, err = postgres.New()
+	case "mysql":
+		db, _ = testdb.MySQL(b)
+		d, err = mysql.New()
+	case "sqlite":
+		db, _ = testdb.SQLite(b)
+		d, err = sqlite.New()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Migrate(context.Background(), db); err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(16)
+	db.SetMaxIdleConns(16)
+	return &benchDB{name: name, db: db, dialect: d}
+}
+
+// seed writes n events round-robin over aggs aggregates, 1000 per
+// transaction, as a busy producer would have left them.
+func seed(b *testing.B, bd *benchDB, n, aggs int) {
+	ctx := context.Background()
+	var gen uuid7.Generator
+	const perTx = 1000
+	events := make([]dialects.Event, 0, perTx)
+	for done := 0; done < n; {
+		events = events[:0]
+		for i := 0; i < perTx && done < n; i++ {
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			events = append(events, dialects.Event{
+				ID: gen.New(now).String(), AggregateType: "order", AggregateID: "agg-" + strconv.Itoa(done%aggs),
+				EventType: "order.placed", Payload: payload, ContentType: "application/json", CreatedAt: now,
+			})
+			done++
+		}
+		tx, err := bd.db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := bd.dialect.Insert(ctx, tx, events); err != nil {
+			b.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Fresh statistics, as autovacuum would leave them on a table in steady
+	// use, so that the bare loops of BenchmarkLimits get their usual plans.
+	switch bd.name {
+	case "postgres":
+		_, err := bd.db.ExecContext(ctx, "ANALYZE "+bd.dialect.Table())
+		if err != nil {
+			b.Fatal(err)
+		}
+	case "mysql":
+		rows, err := bd.db.QueryContext(ctx, "ANALYZE TABLE "+bd.dialect.Table())
+		if err != nil {
+			b.Fatal(err)
+		}
+		rows.Close()
+	}
+}
+
+// BenchmarkDrain measures events per second to deliver a backlog
+// (-drain.events over -drain.aggregates aggregates) with 1, 2 and 4 relays,
+// batch sizes 100 and 500, to JetStream (marking rows published, "update",
+// or deleting them, "delete") and to core NATS ("update").
+func BenchmarkDrain(b *testing.B) {
+	for _, dbName := range []string{"postgres", "mysql", "sqlite"} {
+		b.Run(dbName, func(b *testing.B) {
+			bd := openBenchDB(b, dbName)
+			url := testnats.URL(b)
+			nc := testnats.Connect(b, url)
+			js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, broker := range []string{"jetstream", "core"} {
+				modes := []string{"update", "delete"}
+				if broker == "core" {
+					modes = modes[:1]
+				}
+				for _, relays := range []int{1, 2, 4} {
+					for _, batch := range []int{100, 500} {
+						for _, mode := range modes {
+							b.Run(fmt.Sprintf("%s/relays=%d/batch=%d/%s", broker, relays, batch, mode), func(b *testing.B) {
+								pub := benchPublisher(b, js, nc, broker)
+								rate := drain(b, bd, pub, relays, batch, mode == "delete")
+								b.ReportMetric(rate, "events/s")
+							})
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// benchPublisher returns a publisher to a fresh file-storage stream
+// (JetStream) or to core NATS subjects under a fresh prefix.
+func benchPublisher(b *testing.B, js jetstream.JetStream, nc *nats.Conn, broker string) relay.Publisher {
+	b.Helper()
+	_, prefix := testnats.Stream(b, js, func(c *jetstream.StreamConfig) {
+		c.Storage = jetstream.FileStorage
+	})
+	var (
+		pub relay.Publisher
+		err error
+	)
+	if broker == "jetstream" {
+		pub, err = natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
+	} else {
+		pub, err = natspub.NewCore(nc, natspub.WithSubjectPrefix(prefix))
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pub
+}
+
+// publishedCounter is a relay.Hooks that counts published events and
+// signals when a target is reached, so that the benchmark waits without
+// querying the database it measures.
+type publishedCounter struct {
+	n      atomic.Int64
+	target int64
+	done   chan struct{}
+	once   sync.Once
+}
+
+func (c *publishedCounter) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context {
+	return ctx
+}
+
+func (c *publishedCounter) BatchEnd(_ context.Context, info relay.BatchEndInfo) {
+	if c.n.Add(int64(info.Published)) >= c.target {
+		c.once.Do(func() { close(c.done) })
+	}
+}
+
+// drain seeds -drain.events events b.N times, runs `relays` relays until all
+// are published and returns events per second over the timed drains. It
+// checks afterwards that no row is left pending.
+func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, deleteOnPublish bool) float64 {
+	ctx := context.Background()
+	var total time.Duration
+	events := 0
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if _, err := bd.db.ExecContext(ctx, "DELETE FROM "+bd.dialect.Table()); err != nil {
+			b.Fatal(err)
+		}
+		seed(b, bd, *drainEvents, *drainAggregates)
+		b.StartTimer()
+		counter := &publishedCounter{target: int64(*drainEvents), done: make(chan struct{})}
+		start := time.Now()
+		rctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		for r := 0; r < relays; r++ {
+			rl, err := relay.New(bd.db, bd.dialect, pub, relay.Config{
+				BatchSize: batch, DeleteOnPublish: deleteOnPublish, Hooks: counter,
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = rl.Run(rctx) }()
+		}
+		select {
+		case <-counter.done:
+		case <-time.After(10 * time.Minute):
+			b.Fatalf("drain: %d of %d published after 10 minutes", counter.n.Load(), *drainEvents)
+		}
+		total += time.Since(start)
+		events += *drainEvents
+		cancel()
+		wg.Wait()
+		b.StopTimer()
+		st, err := bd.dialect.Stats(ctx, bd.db)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.Pending != 0 || counter.n.Load() != int64(*drainEvents) {
+			b.Fatalf("drain: %d published, %d still pending", counter.n.Load(), st.Pending)
+		}
+		b.StartTimer()
+	}
+	return float64(events) / total.Seconds()
+}

@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/internal/testnats"
+	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/natspub"
+)
+
+var (
+	idleDuration = flag.Duration("idle.duration", 65*time.Second,
+		"window BenchmarkIdle counts statements over with the default config (at least two 30 s polls; the 100 ms poller uses min(this, 10s))")
+	idleWarmup = flag.Duration("idle.warmup", time.Second, "time BenchmarkIdle lets a relay run its start-up cycle and cleanup before counting")
+)
+
+// BenchmarkIdle counts the statements (and BEGIN/COMMIT/ROLLBACK) an idle
+// relay sends, through a counting driver (internal/sqlcount), with the
+// default config (in-process wake source, 30 s safety-net poll) and with a
+// 100 ms poller and no wake source. The start-up cycle and cleanup are
+// counted apart (startup-stmts). Run it with -benchtime=1x.
+func BenchmarkIdle(b *testing.B) {
+	for _, dbName := range []string{"postgres", "mysql", "sqlite"} {
+		b.Run(dbName, func(b *testing.B) {
+			var (
+				dsn, driver string
+				d           dialects.Dialect
+				err         error
+			)
+			switch dbName {
+			case "postgres":
+				_, dsn = testdb.Postgres(b, "postgres")
+				driver = "postgres"
+				d, err = postgres.New()
+			case "mysql":
+				_, dsn = testdb.MySQL(b)
+				driver = "mysql"
+				d, err = mysql.New()
+			case "sqlite":
+				_, dsn = testdb.SQLite(b)
+				driver = "sqlite"
+				d, err = sqlite.New()
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			counter := &sqlcount.Counter{}
+			db, err := sqlcount.Open(driver, dsn, counter)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { db.Close() })
+			if err := d.Migrate(context.Background(), db); err != nil {
+				b.Fatal(err)
+			}
+			nc := testnats.Connect(b, testnats.URL(b))
+			js, err := jetstream.New(nc)
+			if err != nil {
+				b.Fatal(err)
+			}
+			_, prefix := testnats.Stream(b, js)
+			pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range []struct {
+				name   string
+				cfg    func() relay.Config
+				window time.Duration
+			}{
+				{"default", func() relay.Config {
+					return relay.Config{Sources: []notify.Source{notify.NewLocal()}}
+				}, *idleDuration},
+				{"poll-100ms", func() relay.Config {
+					return relay.Config{PollInterval: 100 * time.Millisecond}
+				}, min(*idleDuration, 10*time.Second)},
+			} {
+				b.Run(c.name, func(b *testing.B) {
+					for i := 0; i < b.N; i++ {
+						rl, err := relay.New(db, d, pub, c.cfg())
+						if err != nil {
+							b.Fatal(err)
+						}
+						ctx, cancel := context.WithCancel(context.Background())
+						done := make(chan error, 1)
+						before := counter.Total()
+						go func() { done <- rl.Run(ctx) }()
+						// Measurement windows, not synchronisation: the
+						// relay runs on its own clock.
+						time.Sleep(*idleWarmup)
+						start := counter.Total()
+						time.Sleep(c.window)
+						end := counter.Total()
+						cancel()
+						if err := <-done; err != nil {
+							b.Fatal(err)
+						}
+						b.ReportMetric(float64(end-start)/c.window.Seconds(), "stmts/s")
+						b.ReportMetric(float64(start-before), "startup-stmts")
+						b.ReportMetric(c.window.Seconds(), "window-s")
+					}
+				})
+			}
+		})
+	}
+}

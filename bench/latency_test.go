@@ -1,0 +1,693 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/internal/testnats"
+	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/natspub"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
+)
+
+var (
+	latDuration = flag.Duration("latency.duration", 3*time.Second, "how long each BenchmarkLatency case commits events")
+	latOut      = flag.String("latency.out", "", "append raw BenchmarkLatency samples (TSV: benchmark, kind, microseconds) to this file")
+	latRate     = flag.Int("latency.rate", 200, "commits per second of the light load")
+	latWriters  = flag.Int("latency.writers", 8, "writers of the heavy load (each commits as fast as it can)")
+	latDBs      = flag.String("latency.dbs", "postgres,postgres-pgx,mysql,sqlite", "comma-separated databases BenchmarkLatency and BenchmarkLatencyStages run on (postgres = lib/pq, postgres-pgx = pgx stdlib, mysql, sqlite)")
+)
+
+// latMode is one way an event reaches the relay.
+type latMode struct {
+	name string
+	// critical commits with txoutbox.TimeCritical; wake wires a notify.Local
+	// between txoutbox and the relay (urgent wakes with ids for critical
+	// commits, lazy wakes for ordinary ones).
+	critical, wake bool
+	// poll is the relay's PollInterval (0: the default).
+	poll time.Duration
+}
+
+var latModes = []latMode{
+	{name: "critical", critical: true, wake: true},
+	{name: "ordinary", wake: true},
+	{name: "poll-100ms", poll: 100 * time.Millisecond},
+	{name: "poll-1s", poll: time.Second},
+}
+
+// latOpen opens an isolated database of the named kind with its dialect
+// migrated.
+func latOpen(b *testing.B, name string) (*sql.DB, dialects.Dialect) {
+	var (
+		db  *sql.DB
+		d   dialects.Dialect
+		err error
+	)
+	switch name {
+	case "postgres":
+		db, _ = testdb.Postgres(b, "postgres")
+		d, err = postgres.New()
+	case "postgres-pgx":
+		db, _ = testdb.Postgres(b, "pgx")
+		d, err = postgres.New()
+	case "mysql":
+		db, _ = testdb.MySQL(b)
+		d, err = mysql.New()
+	case "sqlite":
+		db, _ = testdb.SQLite(b)
+		d, err = sqlite.New()
+	default:
+		b.Fatalf("unknown database %q (want postgres, postgres-pgx, mysql or sqlite)", name)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Migrate(context.Background(), db); err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	return db, d
+}
+
+// latEvent holds the instants (ns since the tracker's base, 0 when not yet
+// seen) of one event's way from COMMIT to the consumer.
+type latEvent struct {
+	commit, claimed, ack, recv atomic.Int64
+}
+
+// latTracker records per-event instants keyed by event id.
+type latTracker struct {
+	base time.Time
+	mu   sync.Mutex
+	ev   map[string]*latEvent
+	n    atomic.Int64 // events received
+
+	// Batches the relay claimed, by the fast path (ids of time-critical
+	// commits) and by scanning, and their rows.
+	fastBatches, fastRows, scanBatches, scanRows atomic.Int64
+}
+
+func newLatTracker() *latTracker {
+	return &latTracker{base: time.Now(), ev: make(map[string]*latEvent)}
+}
+
+// now returns ns since base (always > 0).
+func (t *latTracker) now() int64 { return int64(time.Since(t.base)) + 1 }
+
+func (t *latTracker) add(id string) *latEvent {
+	e := &latEvent{}
+	t.mu.Lock()
+	t.ev[id] = e
+	t.mu.Unlock()
+	return e
+}
+
+func (t *latTracker) get(id string) *latEvent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ev[id]
+}
+
+func (t *latTracker) drop(id string) {
+	t.mu.Lock()
+	delete(t.ev, id)
+	t.mu.Unlock()
+}
+
+func (t *latTracker) committed() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var n int64
+	for _, e := range t.ev {
+		if e.commit.Load() != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+type latBatchStartKey struct{}
+
+// latHooks timestamps claims (BatchStart) and acknowledgements (Published).
+type latHooks struct{ t *latTracker }
+
+var (
+	_ relay.Hooks         = latHooks{}
+	_ relay.PublishedHook = latHooks{}
+)
+
+func (h latHooks) BatchStart(ctx context.Context, info relay.BatchStartInfo) context.Context {
+	if info.FastPath {
+		h.t.fastBatches.Add(1)
+		h.t.fastRows.Add(int64(info.Size))
+	} else {
+		h.t.scanBatches.Add(1)
+		h.t.scanRows.Add(int64(info.Size))
+	}
+	return context.WithValue(ctx, latBatchStartKey{}, h.t.now())
+}
+
+func (h latHooks) BatchEnd(context.Context, relay.BatchEndInfo) {}
+
+func (h latHooks) Published(ctx context.Context, msg relay.Message, _ time.Duration) {
+	now := h.t.now()
+	if e := h.t.get(msg.ID); e != nil {
+		e.ack.Store(now)
+		if c, ok := ctx.Value(latBatchStartKey{}).(int64); ok {
+			e.claimed.Store(c)
+		}
+	}
+}
+
+// BenchmarkLatency measures commit-to-delivery latency: from Commit
+// returning to a JetStream consumer receiving the event (and to the relay
+// seeing the PubAck), for time-critical commits woken in process, ordinary
+// commits (lazy wake), and poll-only relays at 100 ms and 1 s, at a light
+// steady load and a heavy one. Run it with -benchtime=1x; each case commits
+// for -latency.duration.
+func BenchmarkLatency(b *testing.B) {
+	for _, dbName := range strings.Split(*latDBs, ",") {
+		b.Run(dbName, func(b *testing.B) {
+			db, d := latOpen(b, dbName)
+			url := testnats.URL(b)
+			pubNC := testnats.Connect(b, url)
+			js, err := jetstream.New(pubNC, jetstream.WithPublishAsyncMaxPending(4096))
+			if err != nil {
+				b.Fatal(err)
+			}
+			subNC := testnats.Connect(b, url)
+			subJS, err := jetstream.New(subNC)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, mode := range latModes {
+				for _, load := range []string{"light", "heavy"} {
+					b.Run(mode.name+"/"+load, func(b *testing.B) {
+						for i := 0; i < b.N; i++ {
+							latencyCase(b, db, d, js, subJS, mode, load == "heavy")
+						}
+					})
+				}
+			}
+		})
+	}
+}
+
+// latencyCase runs one window of commits through a fresh relay and stream
+// and reports the percentiles.
+func latencyCase(b *testing.B, db *sql.DB, d dialects.Dialect, js, subJS jetstream.JetStream, mode latMode, heavy bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stream, prefix := testnats.Stream(b, js)
+	subStream, err := subJS.Stream(ctx, stream.CachedInfo().Config.Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := newLatTracker()
+
+	// Consumer: an ordered JetStream consumer on its own connection.
+	cons, err := subStream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		now := tr.now()
+		if e := tr.get(m.Headers().Get(natspub.HeaderEventID)); e != nil && e.recv.CompareAndSwap(0, now) {
+			tr.n.Add(1)
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cc.Stop()
+
+	pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := relay.Config{PollInterval: mode.poll, Hooks: latHooks{tr}, Retention: -1}
+	var obOpts []txoutbox.Option
+	if mode.wake {
+		local := notify.NewLocal()
+		cfg.Sources = []notify.Source{local}
+		obOpts = append(obOpts, txoutbox.WithNotifier(local))
+	}
+	rl, err := relay.New(db, d, pub, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ob, err := txoutbox.New(db, d, obOpts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rctx, cancelRelay := context.WithCancel(ctx)
+	relayDone := make(chan error, 1)
+	go func() { relayDone <- rl.Run(rctx) }()
+	var stopOnce sync.Once
+	stopRelay := func() {
+		stopOnce.Do(func() {
+			cancelRelay()
+			if err := <-relayDone; err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	defer stopRelay()
+
+	var txOpts []txoutbox.TxOption
+	if mode.critical {
+		txOpts = append(txOpts, txoutbox.TimeCritical())
+	}
+	var seq atomic.Int64
+	var failed atomic.Pointer[error]
+	commitOne := func() bool {
+		key := fmt.Sprintf("agg-%d", seq.Add(1)%1000)
+		tx, err := ob.Begin(ctx, nil, txOpts...)
+		if err != nil {
+			failed.CompareAndSwap(nil, &err)
+			return false
+		}
+		id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: key, EventType: "order.placed",
+			Payload: payload, ContentType: "application/json"})
+		if err != nil {
+			_ = tx.Rollback()
+			failed.CompareAndSwap(nil, &err)
+			return false
+		}
+		e := tr.add(id)
+		if err := tx.Commit(); err != nil {
+			tr.drop(id)
+			failed.CompareAndSwap(nil, &err)
+			return false
+		}
+		e.commit.Store(tr.now())
+		return true
+	}
+
+	b.ResetTimer()
+	start := time.Now()
+	deadline := start.Add(*latDuration)
+	var wg sync.WaitGroup
+	if heavy {
+		for w := 0; w < *latWriters; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for time.Now().Before(deadline) && commitOne() {
+				}
+			}()
+		}
+	} else {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(time.Second / time.Duration(*latRate))
+			defer tick.Stop()
+			for time.Now().Before(deadline) {
+				<-tick.C
+				if !commitOne() {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	window := time.Since(start)
+	if p := failed.Load(); p != nil {
+		b.Fatalf("commit: %v", *p)
+	}
+
+	// Wait until every committed event has reached the consumer.
+	want := tr.committed()
+	wait := 30*time.Second + 2*max(mode.poll, relay.DefaultLazyDelay)
+	for until := time.Now().Add(wait); tr.n.Load() < want; {
+		if time.Now().After(until) {
+			b.Fatalf("only %d of %d events received after %s", tr.n.Load(), want, wait)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	b.StopTimer()
+	latReport(b, tr, want, window)
+
+	// Leave an empty table for the next case.
+	stopRelay()
+	if _, err := db.ExecContext(context.Background(), "DELETE FROM "+d.Table()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// latReport computes and reports percentiles and writes raw samples.
+func latReport(b *testing.B, tr *latTracker, committed int64, window time.Duration) {
+	var recv, ack, claim, publish, deliver []int64
+	tr.mu.Lock()
+	for _, e := range tr.ev {
+		c, r := e.commit.Load(), e.recv.Load()
+		if c == 0 || r == 0 {
+			continue
+		}
+		recv = append(recv, r-c)
+		if a := e.ack.Load(); a != 0 {
+			ack = append(ack, a-c)
+			deliver = append(deliver, r-a)
+			if cl := e.claimed.Load(); cl != 0 {
+				claim = append(claim, cl-c)
+				publish = append(publish, a-cl)
+			}
+		}
+	}
+	tr.mu.Unlock()
+	if len(recv) == 0 {
+		b.Fatal("no samples")
+	}
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	pct := func(s []int64, p float64) int64 {
+		if len(s) == 0 {
+			return 0
+		}
+		i := int(p*float64(len(s))+0.5) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	for _, s := range [][]int64{recv, ack, claim, publish, deliver} {
+		slices.Sort(s)
+	}
+	b.ReportMetric(ms(pct(recv, 0.50)), "p50-ms")
+	b.ReportMetric(ms(pct(recv, 0.90)), "p90-ms")
+	b.ReportMetric(ms(pct(recv, 0.99)), "p99-ms")
+	b.ReportMetric(ms(recv[len(recv)-1]), "max-ms")
+	b.ReportMetric(ms(pct(ack, 0.50)), "ack-p50-ms")
+	b.ReportMetric(ms(pct(ack, 0.99)), "ack-p99-ms")
+	// Stages (p50 each): Commit returned -> batch claimed (wake + claim
+	// statement(s)); claimed -> PubAck (JetStream publish and ack); PubAck ->
+	// consumer receive (can be negative: the server delivers and acks at
+	// about the same time).
+	b.ReportMetric(ms(pct(claim, 0.50)), "claim-p50-ms")
+	b.ReportMetric(ms(pct(publish, 0.50)), "pub-p50-ms")
+	b.ReportMetric(ms(pct(deliver, 0.50)), "deliver-p50-ms")
+	b.ReportMetric(float64(committed)/window.Seconds(), "commits/s")
+	// How the relay claimed: batches per second over the window and rows
+	// per batch, fast path (claim by id) and scan.
+	perBatch := func(rows, batches int64) float64 {
+		if batches == 0 {
+			return 0
+		}
+		return float64(rows) / float64(batches)
+	}
+	b.ReportMetric(float64(tr.fastBatches.Load()+tr.scanBatches.Load())/window.Seconds(), "batches/s")
+	b.ReportMetric(perBatch(tr.fastRows.Load(), tr.fastBatches.Load()), "fast-rows/batch")
+	b.ReportMetric(perBatch(tr.scanRows.Load(), tr.scanBatches.Load()), "scan-rows/batch")
+	b.ReportMetric(float64(len(recv)), "samples")
+	b.ReportMetric(0, "ns/op")
+
+	if *latOut == "" {
+		return
+	}
+	f, err := os.OpenFile(*latOut, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sb strings.Builder
+	for _, v := range recv {
+		fmt.Fprintf(&sb, "%s\tcommit-recv\t%.1f\n", b.Name(), float64(v)/1e3)
+	}
+	for _, v := range ack {
+		fmt.Fprintf(&sb, "%s\tcommit-ack\t%.1f\n", b.Name(), float64(v)/1e3)
+	}
+	if _, err := f.WriteString(sb.String()); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// stageTimer collects durations of one stage.
+type stageTimer struct {
+	name string
+	d    []time.Duration
+}
+
+func (s *stageTimer) report(b *testing.B) {
+	if len(s.d) == 0 {
+		return
+	}
+	slices.Sort(s.d)
+	p := func(q float64) float64 {
+		i := min(max(int(q*float64(len(s.d))+0.5)-1, 0), len(s.d)-1)
+		return float64(s.d[i].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(p(0.5), s.name+"-p50-us")
+	b.ReportMetric(p(0.99), s.name+"-p99-us")
+}
+
+// BenchmarkLatencyStages times, one at a time and with nothing else of ours
+// running, each stage a time-critical event passes through, so that the
+// figures of BenchmarkLatency can be split: the in-process wake, a SELECT 1
+// round trip, the dialect's claim by id (and, on PostgreSQL, its four
+// statements one by one from the dialect's own SQL files), the mark, a
+// JetStream publish awaiting its ack through natspub, JetStream publish
+// to consumer receive, and a bare synchronous JetStream publish (jspub-bare,
+// the broker's own cost). Every iteration commits one fresh event first
+// (untimed).
+func BenchmarkLatencyStages(b *testing.B) {
+	for _, dbName := range strings.Split(*latDBs, ",") {
+		b.Run(dbName, func(b *testing.B) {
+			ctx := context.Background()
+			db, d := latOpen(b, dbName)
+			url := testnats.URL(b)
+			js, err := jetstream.New(testnats.Connect(b, url))
+			if err != nil {
+				b.Fatal(err)
+			}
+			subJS, err := jetstream.New(testnats.Connect(b, url))
+			if err != nil {
+				b.Fatal(err)
+			}
+			stream, prefix := testnats.Stream(b, js)
+			subStream, err := subJS.Stream(ctx, stream.CachedInfo().Config.Name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got := make(chan string, 1)
+			cons, err := subStream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cc, err := cons.Consume(func(m jetstream.Msg) { got <- m.Headers().Get(natspub.HeaderEventID) })
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cc.Stop()
+			pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ob, err := txoutbox.New(db, d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The dialect's own claim statements, for the split (PostgreSQL).
+			var lockSQL, claimSQL string
+			if d.Name() == "postgres" {
+				l, err1 := os.ReadFile("../dialects/postgres/sql/claim_lock.sql")
+				c, err2 := os.ReadFile("../dialects/postgres/sql/claim_ids.sql")
+				if err1 == nil && err2 == nil {
+					lockSQL = strings.ReplaceAll(string(l), "{{table}}", d.Table())
+					claimSQL = strings.ReplaceAll(string(c), "{{table}}", d.Table())
+				}
+			}
+			local := notify.NewLocal()
+			lctx, lcancel := context.WithCancel(ctx)
+			defer lcancel()
+			wakeCh, err := local.Listen(lctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			st := map[string]*stageTimer{}
+			names := []string{"wake", "select1", "claim", "mark", "begin", "lock", "claimstmt", "commit", "claim-async", "commit-async", "jspub", "jsrecv", "jspub-bare"}
+			for _, n := range names {
+				st[n] = &stageTimer{name: n}
+			}
+			// Each event has its own aggregate: an earlier event of the same
+			// aggregate still leased would (rightly) hold a later one back.
+			var aggSeq int
+			commit := func() string {
+				tx, err := ob.Begin(ctx, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				aggSeq++
+				id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: fmt.Sprintf("stage-%d", aggSeq), EventType: "order.placed",
+					Payload: payload, ContentType: "application/json"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := tx.Commit(); err != nil {
+					b.Fatal(err)
+				}
+				return id
+			}
+			timeIt := func(name string, f func()) {
+				t0 := time.Now()
+				f()
+				st[name].d = append(st[name].d, time.Since(t0))
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				id := commit()
+				time.Sleep(time.Millisecond) // let the wake listener go idle, as between commits
+				b.StartTimer()
+				timeIt("wake", func() { local.NotifyEvents([]string{id}); <-wakeCh })
+				_ = local.TakeIDs(10)
+				timeIt("select1", func() {
+					var one int
+					if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+						b.Fatal(err)
+					}
+				})
+				now := time.Now()
+				var recs []dialects.Record
+				timeIt("claim", func() {
+					recs, err = d.Claim(ctx, db, dialects.ClaimRequest{Owner: "stages", Limit: 500, Now: now,
+						LeaseUntil: now.Add(time.Minute), IDs: []string{id}})
+					if err != nil || len(recs) != 1 {
+						b.Fatalf("claim by id: %d rows, %v", len(recs), err)
+					}
+				})
+				msg := relay.Message{ID: recs[0].ID, AggregateType: recs[0].AggregateType, AggregateID: recs[0].AggregateID,
+					EventType: recs[0].EventType, Payload: recs[0].Payload, ContentType: recs[0].ContentType,
+					CreatedAt: recs[0].CreatedAt, Attempt: 1}
+				errs := make([]error, 1)
+				var t0 time.Time
+				timeIt("jspub", func() {
+					t0 = time.Now()
+					pub.Publish(ctx, []relay.Message{msg}, errs)
+					if errs[0] != nil {
+						b.Fatal(errs[0])
+					}
+				})
+				if rid := <-got; rid != id {
+					b.Fatalf("received %s, want %s", rid, id)
+				}
+				st["jsrecv"].d = append(st["jsrecv"].d, time.Since(t0))
+				// The broker's own cost: a bare synchronous JetStream publish
+				// of the same payload on the same connection (no natspub).
+				timeIt("jspub-bare", func() {
+					if _, err := js.Publish(ctx, prefix+".bare", payload); err != nil {
+						b.Fatal(err)
+					}
+				})
+				<-got
+				timeIt("mark", func() {
+					if _, err := d.MarkPublished(ctx, db, "stages", []int64{recs[0].Seq}, time.Now()); err != nil {
+						b.Fatal(err)
+					}
+				})
+				if claimSQL != "" {
+					// The same claim again, statement by statement, on a
+					// fresh event (lib/pq: BEGIN and the lock are simple
+					// queries, the claim a parse+bind).
+					b.StopTimer()
+					id2 := commit()
+					b.StartTimer()
+					now := time.Now().UTC()
+					var tx *sql.Tx
+					timeIt("begin", func() {
+						if tx, err = db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted}); err != nil {
+							b.Fatal(err)
+						}
+					})
+					timeIt("lock", func() {
+						var name string
+						if err := tx.QueryRowContext(ctx, lockSQL).Scan(&name); err != nil {
+							b.Fatal(err)
+						}
+					})
+					timeIt("claimstmt", func() {
+						rows, err := tx.QueryContext(ctx, claimSQL, "stages", now.Add(time.Minute), now, 500, "{\""+id2+"\"}")
+						if err != nil {
+							b.Fatal(err)
+						}
+						n := 0
+						for rows.Next() {
+							n++
+						}
+						if err := rows.Close(); err != nil || n != 1 {
+							b.Fatalf("claim statement: %d rows, %v", n, err)
+						}
+					})
+					timeIt("commit", func() {
+						if err := tx.Commit(); err != nil {
+							b.Fatal(err)
+						}
+					})
+					// The same claim with the COMMIT not waiting for the WAL
+					// flush (SET LOCAL synchronous_commit = off; a lease lost
+					// in a crash only leaves the row claimable).
+					b.StopTimer()
+					id3 := commit()
+					b.StartTimer()
+					now = time.Now().UTC()
+					timeIt("claim-async", func() {
+						tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+						if err != nil {
+							b.Fatal(err)
+						}
+						defer tx.Rollback() //nolint:errcheck
+						if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+							b.Fatal(err)
+						}
+						var name string
+						if err := tx.QueryRowContext(ctx, lockSQL).Scan(&name); err != nil {
+							b.Fatal(err)
+						}
+						rows, err := tx.QueryContext(ctx, claimSQL, "stages", now.Add(time.Minute), now, 500, "{\""+id3+"\"}")
+						if err != nil {
+							b.Fatal(err)
+						}
+						n := 0
+						for rows.Next() {
+							n++
+						}
+						if err := rows.Close(); err != nil || n != 1 {
+							b.Fatalf("claim statement: %d rows, %v", n, err)
+						}
+						timeIt("commit-async", func() {
+							if err := tx.Commit(); err != nil {
+								b.Fatal(err)
+							}
+						})
+					})
+					b.StopTimer()
+					if _, err := db.ExecContext(ctx, "DELETE FROM "+d.Table()+" WHERE id = ANY ($1::text::uuid[])", "{"+id2+","+id3+"}"); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+			}
+			b.StopTimer()
+			for _, n := range names {
+				st[n].report(b)
+			}
+		})
+	}
+}
