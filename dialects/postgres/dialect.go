@@ -29,6 +29,7 @@ type Dialect struct {
 	schema string
 	insert *sqlkit.InsertBuilder
 	insp   *sqlkit.Inspector // the Inspector methods' statements
+	stmts  sqlkit.StmtCache  // the claim, prepared: one round trip a call
 
 	migrateLock, claim, markPublished, del, fail, release string
 	requeueIDs, requeueAggregate, requeueAll              string
@@ -158,8 +159,15 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 	if len(req.IDs) > 0 {
 		ids = textArray(req.IDs)
 	}
-	rows, err := db.QueryContext(ctx, d.claim, req.Owner, sqlkit.UTC(req.LeaseUntil), sqlkit.UTC(req.Now), req.Limit, ids)
+	stmt, err := d.stmts.Stmt(ctx, db, d.claim)
 	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: claim: prepare: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, req.Owner, sqlkit.UTC(req.LeaseUntil), sqlkit.UTC(req.Now), req.Limit, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			d.stmts.Forget(d.claim) // e.g. the function was dropped and created again
+		}
 		return nil, fmt.Errorf("jitoutbox/postgres: claim: %w", err)
 	}
 	recs, err := sqlkit.ScanRecords(rows, true)
