@@ -131,9 +131,13 @@ func BenchmarkDrain(b *testing.B) {
 					for _, batch := range []int{100, 500} {
 						for _, mode := range modes {
 							b.Run(fmt.Sprintf("%s/relays=%d/batch=%d/%s", broker, relays, batch, mode), func(b *testing.B) {
-								pub := benchPublisher(b, js, nc, broker)
-								rate := drain(b, bd, pub, relays, batch, mode == "delete")
+								st := &stageTimes{}
+								pub := st.publisher(benchPublisher(b, js, nc, broker))
+								tbd := *bd
+								tbd.dialect = st.dialect(bd.dialect)
+								rate := drain(b, &tbd, pub, relays, batch, mode == "delete")
 								b.ReportMetric(rate, "events/s")
+								st.report(b)
 							})
 						}
 					}
@@ -163,6 +167,69 @@ func benchPublisher(b *testing.B, js jetstream.JetStream, nc *nats.Conn, broker 
 		b.Fatal(err)
 	}
 	return pub
+}
+
+// stageTimes adds up the time the relays spend in each stage of a batch:
+// the claim, the publish (to the broker's acknowledgements) and the mark
+// (or delete). Reported per batch, they show where a drain's time goes and
+// how much of it the stages leave unexplained (the relay's own work and
+// waiting for the CPU).
+type stageTimes struct {
+	claims, claimNS, pubNS, marks, markNS atomic.Int64
+}
+
+type timedDialect struct {
+	dialects.Dialect
+	st *stageTimes
+}
+
+func (d timedDialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimRequest) ([]dialects.Record, error) {
+	t := time.Now()
+	recs, err := d.Dialect.Claim(ctx, db, req)
+	if len(recs) > 0 {
+		d.st.claims.Add(1)
+		d.st.claimNS.Add(int64(time.Since(t)))
+	}
+	return recs, err
+}
+
+func (d timedDialect) MarkPublished(ctx context.Context, db *sql.DB, owner string, seqs []int64, at time.Time) (int64, error) {
+	defer d.st.mark(time.Now())
+	return d.Dialect.MarkPublished(ctx, db, owner, seqs, at)
+}
+
+func (d timedDialect) Delete(ctx context.Context, db *sql.DB, owner string, seqs []int64) (int64, error) {
+	defer d.st.mark(time.Now())
+	return d.Dialect.Delete(ctx, db, owner, seqs)
+}
+
+func (st *stageTimes) mark(start time.Time) {
+	st.marks.Add(1)
+	st.markNS.Add(int64(time.Since(start)))
+}
+
+func (st *stageTimes) dialect(d dialects.Dialect) dialects.Dialect { return timedDialect{d, st} }
+
+func (st *stageTimes) publisher(p relay.Publisher) relay.Publisher {
+	return relay.PublisherFunc(func(ctx context.Context, batch []relay.Message, errs []error) {
+		t := time.Now()
+		p.Publish(ctx, batch, errs)
+		st.pubNS.Add(int64(time.Since(t)))
+	})
+}
+
+// report adds claim-ms, publish-ms and mark-ms: the mean time of each stage
+// per claimed batch.
+func (st *stageTimes) report(b *testing.B) {
+	n := float64(st.claims.Load())
+	if n == 0 {
+		return
+	}
+	b.ReportMetric(float64(st.claimNS.Load())/n/1e6, "claim-ms/batch")
+	b.ReportMetric(float64(st.pubNS.Load())/n/1e6, "publish-ms/batch")
+	if m := st.marks.Load(); m > 0 {
+		b.ReportMetric(float64(st.markNS.Load())/n/1e6, "mark-ms/batch")
+	}
 }
 
 // publishedCounter is a relay.Hooks that counts published events and

@@ -31,6 +31,7 @@ type Dialect struct {
 	schema string
 	insert *sqlkit.InsertBuilder
 	insp   *sqlkit.Inspector // the Inspector methods' statements
+	stmts  sqlkit.StmtCache  // the claim's fixed statements, prepared once
 
 	claimProbe, claimLock, claimSelect, claimSelectIDs, claimUpdate, claimRead string
 	markPublished, del, fail, release                                          string
@@ -151,7 +152,11 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 	now, until := sqlkit.UTC(req.Now), sqlkit.UTC(req.LeaseUntil)
 	if len(req.IDs) == 0 {
 		var one int
-		switch err := db.QueryRowContext(ctx, d.claimProbe, now, now).Scan(&one); {
+		probe, err := d.stmts.Stmt(ctx, db, d.claimProbe)
+		if err != nil {
+			return nil, fmt.Errorf("jitoutbox/mysql: claim: prepare: %w", err)
+		}
+		switch err := probe.QueryRowContext(ctx, now, now).Scan(&one); {
 		case errors.Is(err, sql.ErrNoRows):
 			return nil, nil
 		case err != nil:
@@ -163,8 +168,12 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 		return nil, fmt.Errorf("jitoutbox/mysql: claim: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	lock, err := d.stmts.Stmt(ctx, db, d.claimLock)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: claim: prepare: %w", err)
+	}
 	var name string
-	if err := tx.QueryRowContext(ctx, d.claimLock).Scan(&name); err != nil {
+	if err := tx.StmtContext(ctx, lock).QueryRowContext(ctx).Scan(&name); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("jitoutbox/mysql: claim: no 'claim' row in %s_locks (run Migrate)", d.table)
 		}
@@ -184,56 +193,56 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 		}
 		args = append(args, req.Limit)
 	}
-	seqs, err := querySeqs(ctx, tx, query, args)
+	var rows *sql.Rows
+	if len(req.IDs) == 0 {
+		sel, perr := d.stmts.Stmt(ctx, db, query)
+		if perr != nil {
+			return nil, fmt.Errorf("jitoutbox/mysql: claim: prepare: %w", perr)
+		}
+		rows, err = tx.StmtContext(ctx, sel).QueryContext(ctx, args...)
+	} else {
+		rows, err = tx.QueryContext(ctx, query, args...)
+	}
 	if err != nil {
-		return nil, err
-	}
-	if len(seqs) == 0 {
-		return nil, tx.Commit()
-	}
-
-	args = make([]any, 0, len(seqs)+3)
-	args = append(args, req.Owner, until)
-	for _, s := range seqs {
-		args = append(args, s)
-	}
-	args = append(args, now)
-	if _, err := tx.ExecContext(ctx, expand(d.claimUpdate, "{{seqs}}", len(seqs)), args...); err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
-	}
-	args = append(args[2:len(args)-1], req.Owner)
-	rows, err := tx.QueryContext(ctx, expand(d.claimRead, "{{seqs}}", len(seqs)), args...)
-	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
+		return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
 	}
 	recs, err := sqlkit.ScanRecords(rows, false)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: %w", err)
+		return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, tx.Commit()
+	}
+
+	args = make([]any, 0, len(recs)+3)
+	args = append(args, req.Owner, until)
+	for i := range recs {
+		args = append(args, recs[i].Seq)
+	}
+	args = append(args, now)
+	res, err := tx.ExecContext(ctx, expand(d.claimUpdate, "{{seqs}}", len(recs)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
+	}
+	// Claims are serialised by the lock row, so every candidate is normally
+	// leased and the rows read above are the claim (a statement fewer, and
+	// no second read of the payloads). A row can only slip away when a relay
+	// whose lease had expired marked or failed it meanwhile: then read back
+	// what this relay now holds.
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(recs)) {
+		args = append(args[2:len(args)-1], req.Owner)
+		rows, err := tx.QueryContext(ctx, expand(d.claimRead, "{{seqs}}", len(recs)), args...)
+		if err != nil {
+			return nil, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
+		}
+		if recs, err = sqlkit.ScanRecords(rows, false); err != nil {
+			return nil, fmt.Errorf("jitoutbox/mysql: claim: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("jitoutbox/mysql: claim: commit: %w", err)
 	}
 	return recs, nil
-}
-
-func querySeqs(ctx context.Context, tx *sql.Tx, query string, args []any) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
-	}
-	defer rows.Close()
-	var seqs []int64
-	for rows.Next() {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
-			return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
-		}
-		seqs = append(seqs, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
-	}
-	return seqs, nil
 }
 
 // inBatches runs query once per chunk of at most maxList seqs, with args

@@ -1,6 +1,7 @@
 -- Like claim_select.sql, restricted to event ids; {{ids}} expands to one ?
 -- per id. Args: ids..., now, now, now, now, ids..., limit.
-SELECT o.seq FROM {{table}} o
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type, o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts
+FROM {{table}} o
 WHERE o.id IN ({{ids}})
   AND o.state = 0
   AND o.next_attempt_at <= ?
