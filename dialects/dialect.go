@@ -95,6 +95,18 @@ const (
 	StateDead      State = 2
 )
 
+// LeasingInserter is an optional extension of Dialect for the just-in-time
+// path without a claim (notify.Leaser): InsertLeased writes events like
+// Insert, with one statement, and leases to owner, until leaseUntil, each
+// event whose aggregate has no pending row visible to the transaction (so
+// that no earlier event of the aggregate can be overtaken). It returns the
+// leased events as records (Seq set, Attempts 0, CreatedAt as stored), in
+// Seq order; the others are written unleased, for the relay's claim. A
+// dialect may lease none (too many events for one statement).
+type LeasingInserter interface {
+	InsertLeased(ctx context.Context, q Querier, events []Event, owner string, leaseUntil time.Time) ([]Record, error)
+}
+
 // ClaimRequest asks a dialect to lease a batch of rows to one relay.
 type ClaimRequest struct {
 	// Owner identifies the relay instance taking the lease.

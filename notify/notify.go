@@ -18,6 +18,9 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
 // Notifier is told after a time-critical commit. Notify must never block and
@@ -53,7 +56,29 @@ var (
 	_ EventNotifier = multi(nil)
 	_ LazyNotifier  = multi(nil)
 	_ TxNotifier    = multi(nil)
+	_ Leaser        = multi(nil)
 )
+
+// LeaseFor forwards to the first notifier that is a Leaser.
+func (m multi) LeaseFor() (string, time.Duration, bool) {
+	for _, n := range m {
+		if l, ok := n.(Leaser); ok {
+			return l.LeaseFor()
+		}
+	}
+	return "", 0, false
+}
+
+// NotifyLeased hands recs to the first Leaser. The others are not woken:
+// the rows are leased to that Leaser's relay, other relays would skip them.
+func (m multi) NotifyLeased(recs []dialects.Record, leaseUntil time.Time) {
+	for _, n := range m {
+		if l, ok := n.(Leaser); ok {
+			l.NotifyLeased(recs, leaseUntil)
+			return
+		}
+	}
+}
 
 // NotifyInTx forwards to the notifiers that speak inside the transaction and
 // returns the first error.
@@ -140,6 +165,44 @@ type IDSource interface {
 	TakeIDs(max int) []string
 }
 
+// Leaser is an optional extension of Notifier that lets a time-critical
+// transaction hand its events straight to a relay in the same process: the
+// just-in-time path without a claim. txoutbox asks LeaseFor before the flush;
+// when a relay takes leased events, the flush writes the rows already leased
+// to that relay (owner and expiry, in the same INSERT, only for rows whose
+// aggregate has no earlier pending row), and after a successful COMMIT
+// txoutbox passes the leased rows to NotifyLeased. The relay publishes them
+// at once and marks them; if it never does (it stopped, the process died),
+// the lease expires and any relay claims them as usual.
+type Leaser interface {
+	Notifier
+	// LeaseFor reports the owner and lease length to write, ok false when no
+	// relay takes leased events now (none registered, or its queue is full).
+	LeaseFor() (owner string, lease time.Duration, ok bool)
+	// NotifyLeased hands committed rows (Attempts 0) leased until
+	// leaseUntil to the relay and wakes it. It never blocks; recs must not
+	// be modified afterwards.
+	NotifyLeased(recs []dialects.Record, leaseUntil time.Time)
+}
+
+// LeaseSource is the relay side of Leaser: a relay that finds it among its
+// sources calls ServeLeases with its owner id and lease length, and takes the
+// handed-over rows with TakeLeased when woken.
+type LeaseSource interface {
+	// ServeLeases registers the caller as the relay that takes leased
+	// events. It returns false when another relay already has. unregister
+	// stops the hand-over and returns the rows not taken yet, which the
+	// relay must release.
+	ServeLeases(owner string, lease time.Duration) (unregister func() []dialects.Record, ok bool)
+	// TakeLeased removes and returns up to max handed-over rows, oldest
+	// first, and the earliest lease expiry among them.
+	TakeLeased(max int) ([]dialects.Record, time.Time)
+}
+
+// maxPendingLeased bounds the rows a Local holds for its relay; while it is
+// full, LeaseFor says no and commits take the claim path.
+const maxPendingLeased = 4096
+
 // maxPendingIDs bounds the ids a Local keeps for the fast path; beyond it ids
 // are dropped (the relay's scan still finds the rows).
 const maxPendingIDs = 4096
@@ -151,6 +214,11 @@ type Local struct {
 	subs     map[*chan struct{}]struct{}
 	lazySubs map[*chan struct{}]struct{}
 	ids      []string
+
+	leaseOwner string        // the relay serving leases; "" when none
+	leaseLen   time.Duration // its lease length
+	leased     []dialects.Record
+	leasedTill []time.Time // lease expiry of each leased row
 }
 
 var (
@@ -159,6 +227,8 @@ var (
 	_ Source        = (*Local)(nil)
 	_ LazySource    = (*Local)(nil)
 	_ IDSource      = (*Local)(nil)
+	_ Leaser        = (*Local)(nil)
+	_ LeaseSource   = (*Local)(nil)
 )
 
 // NewLocal returns a new in-process signal.
@@ -181,6 +251,74 @@ func (l *Local) NotifyEvents(ids []string) {
 	}
 	wakeAll(l.subs)
 	l.mu.Unlock()
+}
+
+// LeaseFor reports the registered relay's owner and lease length, ok false
+// when no relay serves leases or its queue is full.
+func (l *Local) LeaseFor() (owner string, lease time.Duration, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.leaseOwner == "" || len(l.leased) >= maxPendingLeased {
+		return "", 0, false
+	}
+	return l.leaseOwner, l.leaseLen, true
+}
+
+// NotifyLeased queues recs for the registered relay and wakes all
+// listeners. Rows that arrive after the relay unregistered are dropped: their
+// leases expire and a relay claims them.
+func (l *Local) NotifyLeased(recs []dialects.Record, leaseUntil time.Time) {
+	l.mu.Lock()
+	if l.leaseOwner != "" {
+		l.leased = append(l.leased, recs...)
+		for range recs {
+			l.leasedTill = append(l.leasedTill, leaseUntil)
+		}
+	}
+	wakeAll(l.subs)
+	l.mu.Unlock()
+}
+
+// ServeLeases registers the relay owner as the taker of leased events.
+func (l *Local) ServeLeases(owner string, lease time.Duration) (func() []dialects.Record, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.leaseOwner != "" || owner == "" || lease <= 0 {
+		return nil, false
+	}
+	l.leaseOwner, l.leaseLen = owner, lease
+	return func() []dialects.Record {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.leaseOwner != owner {
+			return nil
+		}
+		rest := l.leased
+		l.leaseOwner, l.leaseLen, l.leased, l.leasedTill = "", 0, nil, nil
+		return rest
+	}, true
+}
+
+// TakeLeased removes and returns up to max handed-over rows, oldest first,
+// and the earliest lease expiry among them.
+func (l *Local) TakeLeased(max int) ([]dialects.Record, time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := min(max, len(l.leased))
+	if n <= 0 {
+		return nil, time.Time{}
+	}
+	out := make([]dialects.Record, n)
+	copy(out, l.leased)
+	until := l.leasedTill[0]
+	for _, t := range l.leasedTill[1:n] {
+		if t.Before(until) {
+			until = t
+		}
+	}
+	l.leased = append(l.leased[:0], l.leased[n:]...)
+	l.leasedTill = append(l.leasedTill[:0], l.leasedTill[n:]...)
+	return out, until
 }
 
 // NotifyLazy wakes all lazy listeners.

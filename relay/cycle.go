@@ -40,18 +40,32 @@ func (res *cycleResult) retryNoLaterThan(t time.Time) {
 	}
 }
 
-// cycle claims and publishes: first the fast path (ids of just-committed
-// time-critical events from IDSources), then a scan claim. When the cycle
-// was caused only by an id-carrying wake (idsOnly) and the fast path claimed
-// every id it took, the scan is skipped: those commits are delivered, and
-// ordinary events wait for their lazy wake or the poll as they would anyway.
-// That saves a second claim transaction on the time-critical path.
+// cycle claims and publishes: first the rows leased at commit and handed
+// over by LeaseSources (published without a claim), then the fast path
+// (ids of just-committed time-critical events from IDSources), then a scan
+// claim. When the cycle was caused only by an id-carrying wake (idsOnly) and
+// it published every handed-over row and claimed every id it took, the scan
+// is skipped: those commits are delivered, and ordinary events wait for
+// their lazy wake or the poll as they would anyway. That saves a claim
+// statement on the time-critical path.
 func (r *Relay) cycle(ctx context.Context, idSources []notify.IDSource, idsOnly bool) cycleResult {
 	r.c.cycles.Add(1)
 	var res cycleResult
 	ok := true
-	scan := true
-	if len(idSources) > 0 {
+	took, allTaken := false, true // fast-path work found; all of it done
+	for _, s := range r.leaseSrc {
+		for ok {
+			recs, until := s.TakeLeased(r.cfg.BatchSize)
+			if len(recs) == 0 {
+				break
+			}
+			took = true
+			res.claimed += len(recs)
+			r.publishBatch(ctx, recs, until, true, &res)
+			ok = res.dbErr == nil && !res.outage && ctx.Err() == nil
+		}
+	}
+	if ok && len(idSources) > 0 {
 		var ids []string
 		for _, s := range idSources {
 			if n := r.cfg.BatchSize - len(ids); n > 0 {
@@ -60,12 +74,12 @@ func (r *Relay) cycle(ctx context.Context, idSources []notify.IDSource, idsOnly 
 		}
 		if len(ids) > 0 {
 			var n int
+			took = true
 			n, ok = r.claimAndPublish(ctx, ids, &res)
-			if idsOnly && ok && n == len(ids) && n < r.cfg.BatchSize {
-				scan = false
-			}
+			allTaken = n == len(ids) && n < r.cfg.BatchSize
 		}
 	}
+	scan := !(idsOnly && ok && took && allTaken)
 	if ok && scan {
 		// Any rows claimed: claim again at once. A short batch may be short
 		// because other relays' leases held rows back; those rows become

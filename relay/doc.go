@@ -12,9 +12,13 @@
 // other cycle, and again at once while claimed batches come back full. Wakes
 // arriving during a cycle cause at most one further cycle.
 //
-// A cycle first takes the ids of just-committed time-critical events from
-// sources implementing notify.IDSource and claims exactly those rows (the
-// fast path), then claims by scanning. Each claimed batch is published in
+// A cycle first publishes the rows that time-critical transactions wrote
+// already leased to this relay and handed over at commit (sources
+// implementing notify.LeaseSource, such as notify.Local; the relay registers
+// with one at start and releases what it did not take when it stops), then
+// takes the ids of other just-committed time-critical events from sources
+// implementing notify.IDSource and claims exactly those rows (the fast path),
+// then claims by scanning. Each claimed batch is published in
 // waves: wave k holds the k-th event of each aggregate in the batch, so a
 // Publisher never sees two events of one aggregate in one call. When an event
 // fails, the later events of its aggregate in the batch are released without

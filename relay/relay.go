@@ -36,6 +36,7 @@ type Relay struct {
 	dbFailing  bool
 	dbErrCount int
 	dbLoggedAt time.Time
+	leaseSrc   []notify.LeaseSource // sources handing over leased rows
 }
 
 // New returns a relay that claims rows of d's table through db and publishes
@@ -102,6 +103,18 @@ func (r *Relay) Run(ctx context.Context) error {
 			idSources = append(idSources, ids)
 		}
 	}
+	// An in-process signal that hands over rows leased at commit (the
+	// just-in-time path without a claim) gets this relay as its taker.
+	for _, s := range r.cfg.Sources {
+		ls, ok := s.(notify.LeaseSource)
+		if !ok {
+			continue
+		}
+		if unregister, ok := ls.ServeLeases(r.cfg.Owner, r.cfg.LeaseDuration); ok {
+			r.leaseSrc = append(r.leaseSrc, ls)
+			defer r.releaseHandedOver(ctx, unregister)
+		}
+	}
 	r.startPreflight(ctx, &wg)
 	if r.cfg.Retention > 0 {
 		wg.Add(1)
@@ -112,6 +125,28 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	r.loop(ctx, w, idSources)
 	return nil
+}
+
+// releaseHandedOver stops a lease hand-over and releases the rows it still
+// held, so that any relay can claim them at once instead of after their
+// lease.
+func (r *Relay) releaseHandedOver(ctx context.Context, unregister func() []dialects.Record) {
+	rest := unregister()
+	if len(rest) == 0 {
+		return
+	}
+	seqs := make([]int64, len(rest))
+	for i := range rest {
+		seqs[i] = rest[i].Seq
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if err := r.d.Release(wctx, r.db, r.cfg.Owner, seqs, time.Time{}); err != nil {
+		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: releasing handed-over events failed; they are claimable when their lease expires",
+			"owner", r.cfg.Owner, "events", len(seqs), "err", err)
+		return
+	}
+	r.c.released.Add(uint64(len(seqs)))
 }
 
 // forward copies wakes from in to out (buffer of one: wakes coalesce) until

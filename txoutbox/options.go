@@ -37,8 +37,11 @@ type Option func(*config) error
 // assertion: a notify.EventNotifier gets NotifyEvents (with the ids) instead
 // of Notify; a notify.LazyNotifier gets NotifyLazy after ordinary commits that
 // wrote events; a notify.TxNotifier also gets NotifyInTx inside time-critical
-// transactions, before COMMIT. notify.Local implements the first two. n must
-// not be nil.
+// transactions, before COMMIT; a notify.Leaser with a relay serving leases
+// has a time-critical transaction's rows written leased to that relay (when
+// the dialect is a dialects.LeasingInserter) and handed to it after COMMIT,
+// so that it publishes them without a claim. notify.Local implements all but
+// TxNotifier. n must not be nil.
 func WithNotifier(n notify.Notifier) Option {
 	return func(c *config) error {
 		if n == nil {

@@ -120,13 +120,25 @@ func (t *Tx) Commit() error {
 		_ = t.raw.Rollback()
 		return fmt.Errorf("txoutbox: commit: %w (%w)", sql.ErrTxDone, context.Cause(t.ctx))
 	}
+	var (
+		leased     []dialects.Record
+		leaseUntil time.Time
+	)
 	if len(events) > 0 {
 		if critical {
 			for i := range events {
 				events[i].Critical = true
 			}
 		}
-		err := t.ob.dialect.Insert(t.ctx, t.raw, events)
+		var err error
+		if li, owner, lease, ok := t.ob.leaseTarget(critical); ok {
+			// The relay in this process takes the rows as they are
+			// written: no claim after the commit (notify.Leaser).
+			leaseUntil = time.Now().Add(lease)
+			leased, err = li.InsertLeased(t.ctx, t.raw, events, owner, leaseUntil)
+		} else {
+			err = t.ob.dialect.Insert(t.ctx, t.raw, events)
+		}
 		if err == nil && critical {
 			// A notifier that must speak inside the transaction (PostgreSQL
 			// NOTIFY, delivered only on commit) does so now.
@@ -146,7 +158,7 @@ func (t *Tx) Commit() error {
 		return fmt.Errorf("txoutbox: commit: %w", err)
 	}
 	if len(events) > 0 {
-		t.ob.notify(events, critical)
+		t.ob.notify(events, critical, leased, leaseUntil)
 	}
 	return nil
 }
@@ -166,10 +178,31 @@ func (t *Tx) Rollback() error {
 	return t.raw.Rollback()
 }
 
+// leaseTarget reports whether a time-critical transaction's events are to be
+// written leased to the relay in this process: the notifier is a
+// notify.Leaser with a relay taking leased events, and the dialect is a
+// dialects.LeasingInserter.
+func (o *Outbox) leaseTarget(critical bool) (dialects.LeasingInserter, string, time.Duration, bool) {
+	if !critical {
+		return nil, "", 0, false
+	}
+	l, ok := o.cfg.notifier.(notify.Leaser)
+	if !ok {
+		return nil, "", 0, false
+	}
+	li, ok := o.dialect.(dialects.LeasingInserter)
+	if !ok {
+		return nil, "", 0, false
+	}
+	owner, lease, ok := l.LeaseFor()
+	return li, owner, lease, ok
+}
+
 // notify tells the Notifier about a committed transaction with events:
-// Notify (or NotifyEvents, with every id of the transaction) when it was
-// time-critical, NotifyLazy otherwise when the notifier offers it.
-func (o *Outbox) notify(events []dialects.Event, critical bool) {
+// for a time-critical one, NotifyLeased with the rows leased to the relay in
+// this process, then NotifyEvents with the ids of the others (or Notify);
+// NotifyLazy otherwise when the notifier offers it.
+func (o *Outbox) notify(events []dialects.Event, critical bool, leased []dialects.Record, leaseUntil time.Time) {
 	n := o.cfg.notifier
 	if n == nil {
 		return
@@ -180,15 +213,33 @@ func (o *Outbox) notify(events []dialects.Event, critical bool) {
 		}
 		return
 	}
+	if len(leased) > 0 {
+		n.(notify.Leaser).NotifyLeased(leased, leaseUntil) // leased only via leaseTarget
+		if len(leased) == len(events) {
+			return
+		}
+	}
 	if en, ok := n.(notify.EventNotifier); ok {
-		ids := make([]string, len(events))
+		ids := make([]string, 0, len(events)-len(leased))
 		for i := range events {
-			ids[i] = events[i].ID
+			if !isLeased(leased, events[i].ID) {
+				ids = append(ids, events[i].ID)
+			}
 		}
 		en.NotifyEvents(ids)
 		return
 	}
 	n.Notify()
+}
+
+// isLeased reports whether id is among the leased records.
+func isLeased(leased []dialects.Record, id string) bool {
+	for i := range leased {
+		if leased[i].ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Exec is (*sql.Tx).Exec.

@@ -36,6 +36,11 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("InsertCommitRollback", func(t *testing.T) { testInsertCommitRollback(t, tgt) })
 	t.Run("InsertSplit", func(t *testing.T) { testInsertSplit(t, tgt) })
 	t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, tgt) })
+	if d, err := tgt.New(); err == nil {
+		if _, ok := d.(dialects.LeasingInserter); ok {
+			t.Run("InsertLeased", func(t *testing.T) { testInsertLeased(t, tgt) })
+		}
+	}
 	t.Run("ClaimOrderLimitLease", func(t *testing.T) { testClaimOrderLimitLease(t, tgt) })
 	t.Run("AggregateOrder", func(t *testing.T) { testAggregateOrder(t, tgt) })
 	t.Run("ClaimIDs", func(t *testing.T) { testClaimIDs(t, tgt) })

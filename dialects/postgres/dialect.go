@@ -1,14 +1,17 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -31,12 +34,19 @@ type Dialect struct {
 	insp   *sqlkit.Inspector // the Inspector methods' statements
 	stmts  sqlkit.StmtCache  // the claim, prepared: one round trip a call
 
+	leased     *sqlkit.InsertBuilder // insert_leased.sql + rows
+	leasedTail string                // insert_leased_tail.sql, {{owner}}/{{until}} unset
+	leasedSQL  sync.Map              // rows -> the whole leasing INSERT
+
 	migrateLock, claim, markPublished, del, fail, release string
 	requeueIDs, requeueAggregate, requeueAll              string
 	cleanup, tryLock, stats                               string
 }
 
-var _ dialects.Dialect = (*Dialect)(nil)
+var (
+	_ dialects.Dialect         = (*Dialect)(nil)
+	_ dialects.LeasingInserter = (*Dialect)(nil)
+)
 
 // New returns a PostgreSQL dialect for the table named by WithTable (default
 // dialects.DefaultTable).
@@ -58,6 +68,9 @@ func New(opts ...Option) (*Dialect, error) {
 	d.schema = load("schema.sql")
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"),
 		func(i int) string { return "$" + strconv.Itoa(i+1) })
+	d.leased = sqlkit.NewInsertBuilder(load("insert_leased.sql"), load("insert_leased_row.sql"),
+		func(i int) string { return "$" + strconv.Itoa(i+1) })
+	d.leasedTail = load("insert_leased_tail.sql")
 	d.migrateLock = load("migrate_lock.sql")
 	d.claim = load("claim.sql")
 	d.markPublished = load("mark_published.sql")
@@ -145,6 +158,83 @@ func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialec
 		events = events[n:]
 	}
 	return nil
+}
+
+// InsertLeased writes events with one INSERT and leases to owner, until
+// leaseUntil, each event whose aggregate has no pending row visible to the
+// transaction (insert_leased.sql). It returns the leased events as records
+// in Seq order. Events that do not fit in one statement are written by
+// Insert, unleased.
+func (d *Dialect) InsertLeased(ctx context.Context, q dialects.Querier, events []dialects.Event, owner string, leaseUntil time.Time) ([]dialects.Record, error) {
+	n := len(events)
+	if n == 0 {
+		return nil, nil
+	}
+	cols := d.leased.Columns()
+	if (n+1)*cols > maxParams {
+		return nil, d.Insert(ctx, q, events)
+	}
+	args := make([]any, 0, n*cols+2)
+	for i := range events {
+		e := &events[i]
+		h, err := sqlkit.EncodeHeaders(e.Headers)
+		if err != nil {
+			return nil, err
+		}
+		bin, js := payloadArgs(e)
+		created := sqlkit.UTC(e.CreatedAt)
+		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, bin, js,
+			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created)
+	}
+	args = append(args, owner, sqlkit.UTC(leaseUntil))
+	rows, err := q.QueryContext(ctx, d.leasedStatement(n), args...)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
+	}
+	defer rows.Close()
+	byID := make(map[string]int, n)
+	for i := range events {
+		byID[events[i].ID] = i
+	}
+	var recs []dialects.Record
+	for rows.Next() {
+		var (
+			seq    int64
+			id     string
+			leased bool
+		)
+		if err := rows.Scan(&seq, &id, &leased); err != nil {
+			return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
+		}
+		i, ok := byID[id]
+		if !leased || !ok {
+			continue
+		}
+		e := events[i]
+		e.CreatedAt = sqlkit.UTC(e.CreatedAt)
+		e.Payload = sqlkit.Payload(e.Payload)
+		if len(e.Headers) == 0 {
+			e.Headers = nil
+		}
+		recs = append(recs, dialects.Record{Event: e, Seq: seq})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
+	}
+	slices.SortFunc(recs, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	return recs, nil
+}
+
+// leasedStatement returns the leasing INSERT for n rows.
+func (d *Dialect) leasedStatement(n int) string {
+	if s, ok := d.leasedSQL.Load(n); ok {
+		return s.(string)
+	}
+	p := n * d.leased.Columns()
+	tail := strings.NewReplacer("{{owner}}", "$"+strconv.Itoa(p+1), "{{until}}", "$"+strconv.Itoa(p+2)).Replace(d.leasedTail)
+	s := d.leased.SQL(n) + "\n" + tail
+	d.leasedSQL.Store(n, s)
+	return s
 }
 
 // Claim leases up to req.Limit claimable rows to req.Owner with one
