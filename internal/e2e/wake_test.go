@@ -216,6 +216,10 @@ func runScenario(t *testing.T, s scenario) {
 		t.Fatalf("wake connection did not come back: %v", err)
 	}
 	// 4. Once reconnected, the next time-critical commit arrives by its wake.
+	// Let the cycles of the reconnect's wake run out first (as in step 2):
+	// a cycle still looping could take c4 before c4's wake is read.
+	settle.Reset(quietWindow)
+	<-settle.C
 	wakes = p.Log.Count(`"wake received"`)
 	c4 := commit(t, ctx, ob, "c4", true)
 	recv.await(t, c4)
