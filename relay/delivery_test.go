@@ -38,11 +38,7 @@ func commit(t *testing.T, ob *txoutbox.Outbox, agg string, from, n int, rollback
 
 func TestCommittedPublishedOnceRolledBackNever(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
-		sig := notify.NewLocal()
-		ob, err := txoutbox.New(e.db, e.d, txoutbox.WithNotifier(sig))
-		if err != nil {
-			t.Fatal(err)
-		}
+		sig, ob := localOutbox(t, e)
 		rec := newRecorder(nil)
 		cfg := testConfig("r1")
 		cfg.Sources = []notify.Source{sig}

@@ -22,6 +22,23 @@ func leasingTarget(t *testing.T, e env) {
 	}
 }
 
+// waitServing waits until a relay has registered with sig for leases.
+func waitServing(t *testing.T, sig *notify.Local) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "relay serving leases", func() bool { _, _, ok := sig.LeaseFor(); return ok })
+}
+
+// localOutbox returns an in-process signal and an Outbox that notifies it.
+func localOutbox(t *testing.T, e env) (*notify.Local, *txoutbox.Outbox) {
+	t.Helper()
+	sig := notify.NewLocal()
+	ob, err := txoutbox.New(e.db, e.d, txoutbox.WithNotifier(sig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sig, ob
+}
+
 // TestLeasedAtCommitPublishedWithoutClaim: with a relay in the process,
 // time-critical commits are written leased to it and published without a
 // single claim statement, in order per aggregate; an event behind a pending
@@ -29,17 +46,13 @@ func leasingTarget(t *testing.T, e env) {
 func TestLeasedAtCommitPublishedWithoutClaim(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		leasingTarget(t, e)
-		sig := notify.NewLocal()
-		ob, err := txoutbox.New(e.db, e.d, txoutbox.WithNotifier(sig))
-		if err != nil {
-			t.Fatal(err)
-		}
+		sig, ob := localOutbox(t, e)
 		rec := newRecorder(nil)
 		cfg := testConfig("r1")
 		cfg.Sources = []notify.Source{sig}
 		r := newRelay(t, e, rec, cfg)
 		start(t, r)
-		waitFor(t, 10*time.Second, "relay serving leases", func() bool { _, _, ok := sig.LeaseFor(); return ok })
+		waitServing(t, sig)
 
 		for i := range 5 {
 			commit(t, ob, "a"+strconv.Itoa(i), 0, 2, false, txoutbox.TimeCritical())
@@ -73,11 +86,7 @@ func TestLeasedAtCommitPublishedWithoutClaim(t *testing.T) {
 func TestHandedOverRowsReleasedOnStop(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		leasingTarget(t, e)
-		sig := notify.NewLocal()
-		ob, err := txoutbox.New(e.db, e.d, txoutbox.WithNotifier(sig))
-		if err != nil {
-			t.Fatal(err)
-		}
+		sig, ob := localOutbox(t, e)
 		var busy atomic.Int32
 		stuck := PublisherFunc(func(ctx context.Context, batch []Message, errs []error) {
 			busy.Add(1)
@@ -91,7 +100,7 @@ func TestHandedOverRowsReleasedOnStop(t *testing.T) {
 		cfg.LeaseDuration = time.Minute
 		cfg.PublishTimeout = 30 * time.Second
 		stop := start(t, newRelay(t, e, stuck, cfg))
-		waitFor(t, 10*time.Second, "relay serving leases", func() bool { _, _, ok := sig.LeaseFor(); return ok })
+		waitServing(t, sig)
 
 		commit(t, ob, "first", 0, 1, false, txoutbox.TimeCritical())
 		waitFor(t, 10*time.Second, "relay busy with the first event", func() bool { return busy.Load() == 1 })
