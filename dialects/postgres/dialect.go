@@ -1,14 +1,12 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,37 +189,10 @@ func (d *Dialect) InsertLeased(ctx context.Context, q dialects.Querier, events [
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
 	}
-	defer rows.Close()
-	byID := make(map[string]int, n)
-	for i := range events {
-		byID[events[i].ID] = i
-	}
-	var recs []dialects.Record
-	for rows.Next() {
-		var (
-			seq    int64
-			id     string
-			leased bool
-		)
-		if err := rows.Scan(&seq, &id, &leased); err != nil {
-			return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
-		}
-		i, ok := byID[id]
-		if !leased || !ok {
-			continue
-		}
-		e := events[i]
-		e.CreatedAt = sqlkit.UTC(e.CreatedAt)
-		e.Payload = sqlkit.Payload(e.Payload)
-		if len(e.Headers) == 0 {
-			e.Headers = nil
-		}
-		recs = append(recs, dialects.Record{Event: e, Seq: seq})
-	}
-	if err := rows.Err(); err != nil {
+	recs, err := sqlkit.LeasedRecords(rows, events)
+	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
 	}
-	slices.SortFunc(recs, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	return recs, nil
 }
 

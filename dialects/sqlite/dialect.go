@@ -27,12 +27,18 @@ type Dialect struct {
 	insert *sqlkit.InsertBuilder
 	insp   *sqlkit.Inspector // the Inspector methods' statements
 
+	leased     *sqlkit.InsertBuilder // insert_leased.sql + insert_row.sql
+	leasedTail string                // insert_leased_tail.sql
+
 	claim, claimIDs, markPublished, del, fail, release string
 	requeueIDs, requeueAggregate, requeueAll           string
 	cleanup, tryLock, stats                            string
 }
 
-var _ dialects.Dialect = (*Dialect)(nil)
+var (
+	_ dialects.Dialect         = (*Dialect)(nil)
+	_ dialects.LeasingInserter = (*Dialect)(nil)
+)
 
 // New returns a SQLite dialect for the table named by WithTable (default
 // dialects.DefaultTable).
@@ -54,6 +60,9 @@ func New(opts ...Option) (*Dialect, error) {
 	d.schema = load("schema.sql")
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"),
 		sqlkit.QuestionMark)
+	d.leased = sqlkit.NewInsertBuilder(load("insert_leased.sql"), load("insert_row.sql"),
+		sqlkit.QuestionMark)
+	d.leasedTail = load("insert_leased_tail.sql")
 	d.claim = load("claim.sql")
 	d.claimIDs = load("claim_ids.sql")
 	d.markPublished = load("mark_published.sql")
@@ -105,20 +114,9 @@ func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialec
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
-		args := make([]any, 0, n*d.insert.Columns())
-		for i := range events[:n] {
-			e := &events[i]
-			h, err := sqlkit.EncodeHeaders(e.Headers)
-			if err != nil {
-				return err
-			}
-			created := micros(sqlkit.UTC(e.CreatedAt))
-			crit := 0
-			if e.Critical {
-				crit = 1
-			}
-			args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, sqlkit.Payload(e.Payload),
-				e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), crit, created, created)
+		args, err := d.insertArgs(events[:n], 0)
+		if err != nil {
+			return err
 		}
 		if _, err := q.ExecContext(ctx, d.insert.SQL(n), args...); err != nil {
 			return fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
@@ -126,6 +124,56 @@ func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialec
 		events = events[n:]
 	}
 	return nil
+}
+
+// insertArgs returns the bind arguments of events' rows, with room for
+// extra more.
+func (d *Dialect) insertArgs(events []dialects.Event, extra int) ([]any, error) {
+	args := make([]any, 0, len(events)*d.insert.Columns()+extra)
+	for i := range events {
+		e := &events[i]
+		h, err := sqlkit.EncodeHeaders(e.Headers)
+		if err != nil {
+			return nil, err
+		}
+		created := micros(sqlkit.UTC(e.CreatedAt))
+		crit := 0
+		if e.Critical {
+			crit = 1
+		}
+		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, sqlkit.Payload(e.Payload),
+			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), crit, created, created)
+	}
+	return args, nil
+}
+
+// InsertLeased writes events with one INSERT and leases to owner, until
+// leaseUntil, each event whose aggregate has no pending row
+// (insert_leased.sql). It returns the leased events as records in Seq
+// order. Events that do not fit in one statement are written by Insert,
+// unleased.
+func (d *Dialect) InsertLeased(ctx context.Context, q dialects.Querier, events []dialects.Event, owner string, leaseUntil time.Time) ([]dialects.Record, error) {
+	n := len(events)
+	if n == 0 {
+		return nil, nil
+	}
+	if n*d.insert.Columns()+2 > maxVariables {
+		return nil, d.Insert(ctx, q, events)
+	}
+	args, err := d.insertArgs(events, 2)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, owner, micros(sqlkit.UTC(leaseUntil)))
+	rows, err := q.QueryContext(ctx, d.leased.SQL(n)+"\n"+d.leasedTail, args...)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
+	}
+	recs, err := sqlkit.LeasedRecords(rows, events)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
+	}
+	return recs, nil
 }
 
 // Claim leases up to req.Limit claimable rows to req.Owner in one statement.

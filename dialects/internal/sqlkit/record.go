@@ -1,8 +1,10 @@
 package sqlkit
 
 import (
+	"cmp"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -57,4 +59,43 @@ func ScanRecords(rows *sql.Rows, withJSON bool) ([]dialects.Record, error) {
 	}
 	SortBySeq(out)
 	return out, nil
+}
+
+// LeasedRecords reads the (seq, id, leased) rows a leasing INSERT returns
+// and builds the records of the leased events as a claim would return them
+// (times in UTC to the microsecond, a non-nil payload, nil headers when
+// empty), in Seq order. It closes rows.
+func LeasedRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record, error) {
+	defer rows.Close()
+	byID := make(map[string]int, len(events))
+	for i := range events {
+		byID[events[i].ID] = i
+	}
+	var recs []dialects.Record
+	for rows.Next() {
+		var (
+			seq    int64
+			id     string
+			leased bool
+		)
+		if err := rows.Scan(&seq, &id, &leased); err != nil {
+			return nil, err
+		}
+		i, ok := byID[id]
+		if !leased || !ok {
+			continue
+		}
+		e := events[i]
+		e.CreatedAt = UTC(e.CreatedAt)
+		e.Payload = Payload(e.Payload)
+		if len(e.Headers) == 0 {
+			e.Headers = nil
+		}
+		recs = append(recs, dialects.Record{Event: e, Seq: seq})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(recs, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	return recs, nil
 }
