@@ -207,7 +207,7 @@ func run(orders, rate int) error {
 		elapsed.Round(time.Millisecond), orders, received, st.Pending, st.Dead)
 	fmt.Printf("  time-critical (in-process wake): %s\n", summary(lat[true]))
 	fmt.Printf("  ordinary      (lazy wake):       %s\n", summary(lat[false]))
-	fmt.Println("time-critical events are claimed by id right after COMMIT; ordinary ones are batched by a delayed, coalesced wake (250 ms by default).")
+	fmt.Println("time-critical events are written leased to the relay and handed to it at COMMIT (no claim); ordinary ones are batched by a delayed, coalesced wake (250 ms by default).")
 	if st.Pending != 0 || st.Dead != 0 {
 		return fmt.Errorf("%d events still pending and %d dead after delivery", st.Pending, st.Dead)
 	}
