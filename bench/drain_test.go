@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/dialects/mysql"
-	"github.com/jitoutbox/jitoutbox/dialects/postgres"
-	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/internal/uuid7"
@@ -36,31 +33,36 @@ type benchDB struct {
 }
 
 func openBenchDB(b *testing.B, name string) *benchDB {
-	var (
-		db  *sql.DB
-		d   dialects.Dialect
-		err error
-	)
+	db, d := openDB(b, name, 16)
+	return &benchDB{name: name, db: db, dialect: d}
+}
+
+// openDB opens an isolated database of the named kind ("postgres" through
+// lib/pq, "postgres-pgx", "mysql" or "sqlite") with its dialect migrated and
+// a pool of conns connections.
+func openDB(b *testing.B, name string, conns int) (*sql.DB, dialects.Dialect) {
+	var db *sql.DB
+	dialect := name
 	switch name {
 	case "postgres":
 		db, _ = testdb.Postgres(b, "postgres")
-		d, err = postgres.New()
+	case "postgres-pgx":
+		db, _ = testdb.Postgres(b, "pgx")
+		dialect = "postgres"
 	case "mysql":
 		db, _ = testdb.MySQL(b)
-		d, err = mysql.New()
 	case "sqlite":
 		db, _ = testdb.SQLite(b)
-		d, err = sqlite.New()
+	default:
+		b.Fatalf("unknown database %q (want postgres, postgres-pgx, mysql or sqlite)", name)
 	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	d := testdb.NewDialect(b, dialect)
 	if err := d.Migrate(context.Background(), db); err != nil {
 		b.Fatal(err)
 	}
-	db.SetMaxOpenConns(16)
-	db.SetMaxIdleConns(16)
-	return &benchDB{name: name, db: db, dialect: d}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	return db, d
 }
 
 // seed writes n events round-robin over aggs aggregates, 1000 per

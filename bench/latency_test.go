@@ -16,10 +16,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/dialects/mysql"
-	"github.com/jitoutbox/jitoutbox/dialects/postgres"
-	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/relay"
@@ -56,36 +52,7 @@ var latModes = []latMode{
 // latOpen opens an isolated database of the named kind with its dialect
 // migrated.
 func latOpen(b *testing.B, name string) (*sql.DB, dialects.Dialect) {
-	var (
-		db  *sql.DB
-		d   dialects.Dialect
-		err error
-	)
-	switch name {
-	case "postgres":
-		db, _ = testdb.Postgres(b, "postgres")
-		d, err = postgres.New()
-	case "postgres-pgx":
-		db, _ = testdb.Postgres(b, "pgx")
-		d, err = postgres.New()
-	case "mysql":
-		db, _ = testdb.MySQL(b)
-		d, err = mysql.New()
-	case "sqlite":
-		db, _ = testdb.SQLite(b)
-		d, err = sqlite.New()
-	default:
-		b.Fatalf("unknown database %q (want postgres, postgres-pgx, mysql or sqlite)", name)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := d.Migrate(context.Background(), db); err != nil {
-		b.Fatal(err)
-	}
-	db.SetMaxOpenConns(32)
-	db.SetMaxIdleConns(32)
-	return db, d
+	return openDB(b, name, 32)
 }
 
 // latEvent holds the instants (ns since the tracker's base, 0 when not yet

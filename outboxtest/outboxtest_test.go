@@ -11,10 +11,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/dialects/mysql"
-	"github.com/jitoutbox/jitoutbox/dialects/postgres"
-	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/outboxtest"
 	"github.com/jitoutbox/jitoutbox/relay"
@@ -111,24 +107,6 @@ func TestAwaitPublishedTimesOut(t *testing.T) {
 	}
 }
 
-func newDialect(t testing.TB, name string) dialects.Dialect {
-	t.Helper()
-	var d dialects.Dialect
-	var err error
-	switch name {
-	case "sqlite":
-		d, err = sqlite.New()
-	case "postgres":
-		d, err = postgres.New()
-	case "mysql":
-		d, err = mysql.New()
-	}
-	if err != nil || d == nil {
-		t.Fatalf("dialect %s: %v", name, err)
-	}
-	return d
-}
-
 func commit(t testing.TB, ob *txoutbox.Outbox, critical bool, evs ...txoutbox.Event) []string {
 	t.Helper()
 	var opts []txoutbox.TxOption
@@ -164,7 +142,7 @@ func TestHarness(t *testing.T) {
 	for _, tgt := range testdb.Targets() {
 		t.Run(tgt.Name, func(t *testing.T) {
 			db, _ := tgt.Open(t)
-			d := newDialect(t, tgt.Dialect)
+			d := testdb.NewDialect(t, tgt.Dialect)
 			if err := d.Migrate(t.Context(), db); err != nil {
 				t.Fatalf("migrate: %v", err)
 			}
@@ -230,7 +208,7 @@ func indexOf(ss []string, s string) int {
 // while a row is pending and returns once a relay has published it.
 func TestWaitDrained(t *testing.T) {
 	db, _ := testdb.SQLite(t)
-	d := newDialect(t, "sqlite")
+	d := testdb.NewDialect(t, "sqlite")
 	ctx := t.Context()
 	if err := d.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
@@ -261,7 +239,7 @@ func TestHarnessRejectsBadConfig(t *testing.T) {
 	done := make(chan struct{})
 	go func() { // Fatalf ends this goroutine
 		defer close(done)
-		outboxtest.Start(ft, db, newDialect(t, "sqlite"), outboxtest.Options{Config: relay.Config{BatchSize: -1}})
+		outboxtest.Start(ft, db, testdb.NewDialect(t, "sqlite"), outboxtest.Options{Config: relay.Config{BatchSize: -1}})
 	}()
 	<-done
 	if ft.msg == "" {

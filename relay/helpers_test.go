@@ -36,7 +36,7 @@ func forEachTarget(t *testing.T, fn func(t *testing.T, e env)) {
 func openEnv(t *testing.T, tgt testdb.Target) env {
 	t.Helper()
 	db, _ := tgt.Open(t)
-	d := newDialect(t, tgt)
+	d := testdb.NewDialect(t, tgt.Dialect)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := d.Migrate(ctx, db); err != nil {

@@ -32,7 +32,7 @@ func forEachTarget(t *testing.T, f func(t *testing.T, e *env)) {
 	t.Helper()
 	for _, tg := range testdb.Targets() {
 		t.Run(tg.Name, func(t *testing.T) {
-			d := dialectFor(t, tg)
+			d := testdb.NewDialect(t, tg.Dialect)
 			db, _ := tg.Open(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -29,8 +29,12 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver
-	_ "github.com/lib/pq"              // "postgres" driver
-	_ "modernc.org/sqlite"             // "sqlite" driver
+	"github.com/jitoutbox/jitoutbox/dialects"
+	mysqldialect "github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	_ "github.com/lib/pq"  // "postgres" driver
+	_ "modernc.org/sqlite" // "sqlite" driver
 )
 
 // Environment variable names.
@@ -213,4 +217,28 @@ func Targets() []Target {
 		{Name: "postgres-pgx", Dialect: "postgres", Open: func(t TB) (*sql.DB, string) { return Postgres(t, "pgx") }},
 		{Name: "mysql", Dialect: "mysql", Open: MySQL},
 	}
+}
+
+// NewDialect returns the dialect with default options for name ("sqlite",
+// "postgres" or "mysql", as in Target.Dialect).
+func NewDialect(t TB, name string) dialects.Dialect {
+	t.Helper()
+	var (
+		d   dialects.Dialect
+		err error
+	)
+	switch name {
+	case "sqlite":
+		d, err = sqlite.New()
+	case "postgres":
+		d, err = postgres.New()
+	case "mysql":
+		d, err = mysqldialect.New()
+	default:
+		t.Fatalf("testdb: unknown dialect %q", name)
+	}
+	if err != nil {
+		t.Fatalf("testdb: new %s dialect: %v", name, err)
+	}
+	return d
 }
