@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -32,9 +31,7 @@ type Dialect struct {
 	insp   *sqlkit.Inspector // the Inspector methods' statements
 	stmts  sqlkit.StmtCache  // the claim, prepared: one round trip a call
 
-	leased     *sqlkit.InsertBuilder // insert_leased.sql + rows
-	leasedTail string                // insert_leased_tail.sql, {{owner}}/{{until}} unset
-	leasedSQL  sync.Map              // rows -> the whole leasing INSERT
+	leased *sqlkit.InsertBuilder // insert_leased.sql, rows, insert_leased_tail.sql
 
 	migrateLock, claim, markPublished, del, fail, release string
 	requeueIDs, requeueAggregate, requeueAll              string
@@ -67,8 +64,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"),
 		func(i int) string { return "$" + strconv.Itoa(i+1) })
 	d.leased = sqlkit.NewInsertBuilder(load("insert_leased.sql"), load("insert_leased_row.sql"),
-		func(i int) string { return "$" + strconv.Itoa(i+1) })
-	d.leasedTail = load("insert_leased_tail.sql")
+		func(i int) string { return "$" + strconv.Itoa(i+1) }).WithTail(load("insert_leased_tail.sql"))
 	d.migrateLock = load("migrate_lock.sql")
 	d.claim = load("claim.sql")
 	d.markPublished = load("mark_published.sql")
@@ -138,17 +134,9 @@ func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialec
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
-		args := make([]any, 0, n*d.insert.Columns())
-		for i := range events[:n] {
-			e := &events[i]
-			h, err := sqlkit.EncodeHeaders(e.Headers)
-			if err != nil {
-				return err
-			}
-			bin, js := payloadArgs(e)
-			created := sqlkit.UTC(e.CreatedAt)
-			args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, bin, js,
-				e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created)
+		args, err := insertArgs(events[:n], d.insert.Columns(), 0)
+		if err != nil {
+			return err
 		}
 		if _, err := q.ExecContext(ctx, d.insert.SQL(n), args...); err != nil {
 			return fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
@@ -156,6 +144,25 @@ func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialec
 		events = events[n:]
 	}
 	return nil
+}
+
+// insertArgs returns the bind arguments of events' rows (cols each, the
+// same for insert_row.sql and insert_leased_row.sql), with room for extra
+// more.
+func insertArgs(events []dialects.Event, cols, extra int) ([]any, error) {
+	args := make([]any, 0, len(events)*cols+extra)
+	for i := range events {
+		e := &events[i]
+		h, err := sqlkit.EncodeHeaders(e.Headers)
+		if err != nil {
+			return nil, err
+		}
+		bin, js := payloadArgs(e)
+		created := sqlkit.UTC(e.CreatedAt)
+		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, bin, js,
+			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created)
+	}
+	return args, nil
 }
 
 // InsertLeased writes events with one INSERT and leases to owner, until
@@ -172,20 +179,12 @@ func (d *Dialect) InsertLeased(ctx context.Context, q dialects.Querier, events [
 	if (n+1)*cols > maxParams {
 		return nil, d.Insert(ctx, q, events)
 	}
-	args := make([]any, 0, n*cols+2)
-	for i := range events {
-		e := &events[i]
-		h, err := sqlkit.EncodeHeaders(e.Headers)
-		if err != nil {
-			return nil, err
-		}
-		bin, js := payloadArgs(e)
-		created := sqlkit.UTC(e.CreatedAt)
-		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, bin, js,
-			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created)
+	args, err := insertArgs(events, cols, 2)
+	if err != nil {
+		return nil, err
 	}
 	args = append(args, owner, sqlkit.UTC(leaseUntil))
-	rows, err := q.QueryContext(ctx, d.leasedStatement(n), args...)
+	rows, err := q.QueryContext(ctx, d.leased.SQL(n), args...)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
 	}
@@ -194,18 +193,6 @@ func (d *Dialect) InsertLeased(ctx context.Context, q dialects.Querier, events [
 		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
 	}
 	return recs, nil
-}
-
-// leasedStatement returns the leasing INSERT for n rows.
-func (d *Dialect) leasedStatement(n int) string {
-	if s, ok := d.leasedSQL.Load(n); ok {
-		return s.(string)
-	}
-	p := n * d.leased.Columns()
-	tail := strings.NewReplacer("{{owner}}", "$"+strconv.Itoa(p+1), "{{until}}", "$"+strconv.Itoa(p+2)).Replace(d.leasedTail)
-	s := d.leased.SQL(n) + "\n" + tail
-	d.leasedSQL.Store(n, s)
-	return s
 }
 
 // Claim leases up to req.Limit claimable rows to req.Owner with one

@@ -27,8 +27,7 @@ type Dialect struct {
 	insert *sqlkit.InsertBuilder
 	insp   *sqlkit.Inspector // the Inspector methods' statements
 
-	leased     *sqlkit.InsertBuilder // insert_leased.sql + insert_row.sql
-	leasedTail string                // insert_leased_tail.sql
+	leased *sqlkit.InsertBuilder // insert_leased.sql, insert_row.sql rows, insert_leased_tail.sql
 
 	claim, claimIDs, markPublished, del, fail, release string
 	requeueIDs, requeueAggregate, requeueAll           string
@@ -61,8 +60,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"),
 		sqlkit.QuestionMark)
 	d.leased = sqlkit.NewInsertBuilder(load("insert_leased.sql"), load("insert_row.sql"),
-		sqlkit.QuestionMark)
-	d.leasedTail = load("insert_leased_tail.sql")
+		sqlkit.QuestionMark).WithTail(load("insert_leased_tail.sql"))
 	d.claim = load("claim.sql")
 	d.claimIDs = load("claim_ids.sql")
 	d.markPublished = load("mark_published.sql")
@@ -165,7 +163,7 @@ func (d *Dialect) InsertLeased(ctx context.Context, q dialects.Querier, events [
 		return nil, err
 	}
 	args = append(args, owner, micros(sqlkit.UTC(leaseUntil)))
-	rows, err := q.QueryContext(ctx, d.leased.SQL(n)+"\n"+d.leasedTail, args...)
+	rows, err := q.QueryContext(ctx, d.leased.SQL(n), args...)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
 	}

@@ -5,13 +5,15 @@ import (
 	"sync"
 )
 
-// InsertBuilder builds "prefix row, row, ..." multi-row INSERT statements and
-// caches the text per row count. The row template marks each bind parameter
-// with '?'; Placeholder renders the i-th (0-based) parameter of the statement.
+// InsertBuilder builds "prefix row, row, ... [tail]" multi-row INSERT
+// statements and caches the text per row count. The row template and the
+// tail mark each bind parameter with '?'; Placeholder renders the i-th
+// (0-based) parameter of the statement, the tail's numbered after the rows'.
 // The zero value is not usable; use NewInsertBuilder. Safe for concurrent use.
 type InsertBuilder struct {
 	prefix      string
 	rowParts    []string // row template split around '?'
+	tailParts   []string // tail split around '?'; nil: no tail
 	cols        int      // parameters per row
 	placeholder func(i int) string
 	cache       sync.Map // int -> string
@@ -42,21 +44,40 @@ func (b *InsertBuilder) SQL(n int) string {
 	sb.WriteString(b.prefix)
 	sb.WriteByte(' ')
 	p := 0
-	for r := 0; r < n; r++ {
-		if r > 0 {
-			sb.WriteString(",\n")
-		}
-		for i, part := range b.rowParts {
+	write := func(parts []string) { // parts joined by the next placeholders
+		for i, part := range parts {
 			sb.WriteString(part)
-			if i < len(b.rowParts)-1 {
+			if i < len(parts)-1 {
 				sb.WriteString(b.placeholder(p))
 				p++
 			}
 		}
 	}
+	for r := 0; r < n; r++ {
+		if r > 0 {
+			sb.WriteString(",\n")
+		}
+		write(b.rowParts)
+	}
+	if b.tailParts != nil {
+		sb.WriteByte('\n')
+		write(b.tailParts)
+	}
 	s := sb.String()
 	b.cache.Store(n, s)
 	return s
+}
+
+// WithTail returns a builder whose statements end with tail (a newline, then
+// tail), whose '?' parameters follow the rows'.
+func (b *InsertBuilder) WithTail(tail string) *InsertBuilder {
+	return &InsertBuilder{
+		prefix:      b.prefix,
+		rowParts:    b.rowParts,
+		tailParts:   strings.Split(tail, "?"),
+		cols:        b.cols,
+		placeholder: b.placeholder,
+	}
 }
 
 // QuestionMark renders every parameter as "?" (MySQL).

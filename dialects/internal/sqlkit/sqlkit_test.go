@@ -48,6 +48,16 @@ func TestInsertBuilder(t *testing.T) {
 	if got := b.SQL(2); got != want {
 		t.Fatalf("cached SQL(2) = %q", got)
 	}
+	// A tail's parameters are numbered after the rows'; the plain builder
+	// keeps its own cache.
+	tb := b.WithTail(") SELECT ?::text, ?")
+	wantTail := "INSERT INTO t (a, b) VALUES ($1, $2::json),\n($3, $4::json)\n) SELECT $5::text, $6"
+	if got := tb.SQL(2); got != wantTail {
+		t.Fatalf("WithTail SQL(2) = %q, want %q", got, wantTail)
+	}
+	if got := b.SQL(2); got != want {
+		t.Fatalf("SQL(2) after WithTail = %q", got)
+	}
 }
 
 func TestTruncateError(t *testing.T) {
