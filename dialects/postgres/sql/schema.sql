@@ -53,6 +53,9 @@ INSERT INTO {{table}}_locks (name) VALUES ('claim') ON CONFLICT (name) DO NOTHIN
 --     generic plan for the claim by ids (same shape whatever the ids; no
 --     planning per call: 0.14 ms against 0.39 ms, the just-in-time path).
 --   jit off: past jit_above_cost JIT added ~200 ms to a 10 ms claim.
+-- (Timings: pgbench -n -M extended -T 5 -f <a file calling this function>
+-- against 20 and 100,000 pending rows, 2-vCPU machine, 2026-11-22; the
+-- commit that introduced these settings gives the before/after figures.)
 -- OFFSET 0 keeps the hold-back check a SubPlan probed per candidate
 -- (aggregate_idx); as an anti join the planner chose a Seq Scan of the whole
 -- table (O(table) per claim). With p_ids, a row is refused while an earlier
