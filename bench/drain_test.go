@@ -24,6 +24,8 @@ import (
 var (
 	drainEvents     = flag.Int("drain.events", 100_000, "backlog size for BenchmarkDrain")
 	drainAggregates = flag.Int("drain.aggregates", 1_000, "aggregates the backlog is spread over")
+	drainFillFactor = flag.Int("drain.fillfactor", 0, "PostgreSQL: set this fillfactor on the outbox table before seeding (0: the schema's), for before/after comparisons")
+	drainPrefetch   = flag.Bool("drain.prefetch", false, "relays claim the next batch while publishing the current one (relay.Config.Prefetch)")
 )
 
 type benchDB struct {
@@ -69,6 +71,12 @@ func openDB(b *testing.B, name string, conns int) (*sql.DB, dialects.Dialect) {
 // transaction, as a busy producer would have left them.
 func seed(b *testing.B, bd *benchDB, n, aggs int) {
 	ctx := context.Background()
+	if *drainFillFactor > 0 && bd.name == "postgres" {
+		q := fmt.Sprintf("ALTER TABLE %s SET (fillfactor = %d)", bd.dialect.Table(), *drainFillFactor)
+		if _, err := bd.db.ExecContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
 	var gen uuid7.Generator
 	const perTx = 1000
 	events := make([]dialects.Event, 0, perTx)
@@ -275,6 +283,7 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		for r := 0; r < relays; r++ {
 			rl, err := relay.New(bd.db, bd.dialect, pub, relay.Config{
 				BatchSize: batch, DeleteOnPublish: deleteOnPublish, Hooks: counter,
+				Prefetch: *drainPrefetch,
 			})
 			if err != nil {
 				b.Fatal(err)

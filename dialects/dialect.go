@@ -121,6 +121,15 @@ type ClaimRequest struct {
 	// IDs, when non-empty, restricts the claim to these event ids (the
 	// committing process's fast path for its own just-committed events).
 	IDs []string
+	// Window, when > 0 (scan claims only), bounds the work of a speculative
+	// claim: the dialect may examine only the first Window rows that are
+	// due and not leased, in Seq order, and so return fewer than Limit rows,
+	// or none, although claimable rows lie further on. The relay sets it
+	// when it claims the next batch while its previous one is still leased
+	// (whose aggregates the claim must hold back) and follows a short or
+	// empty result with a claim without a window. Zero examines every row;
+	// a dialect that ignores Window stays correct, only slower.
+	Window int
 }
 
 // Failure records one failed publish.

@@ -86,9 +86,23 @@ func (r *Relay) cycle(ctx context.Context, idSources []notify.IDSource, idsOnly 
 		// claimable once this relay or they mark, and a relay that went to
 		// sleep on a short batch would leave them for the safety-net poll.
 		// The cycle ends on the first empty claim.
-		n, ok := r.claimAndPublish(ctx, nil, &res)
+		// A prefetched claim that found nothing may have found nothing
+		// because the batch then in flight held every waiting aggregate
+		// back: claim again now that it is marked.
+		c, prefetched := r.takePrefetch()
+		if !prefetched || (c.err == nil && len(c.recs) == 0) {
+			c = r.claim(ctx, nil, 0)
+		}
+		n, ok := r.publishClaimed(ctx, c, false, &res)
 		if ok && n > 0 {
 			res.more = true
+		}
+	}
+	if r.prefetch != nil {
+		if res.dbErr != nil || res.outage || ctx.Err() != nil {
+			r.dropPrefetch(ctx)
+		} else {
+			res.more = true // publish the claimed batch next cycle
 		}
 	}
 	r.afterCycle(ctx, &res)
@@ -125,30 +139,105 @@ func (r *Relay) afterCycle(ctx context.Context, res *cycleResult) {
 	}
 }
 
+// claimed is the outcome of one claim.
+type claimed struct {
+	recs       []dialects.Record
+	leaseUntil time.Time
+	err        error
+}
+
+// prefetchWindow is the window of a speculative claim, in batches: it
+// examines at most this many batches' worth of due, unleased rows.
+const prefetchWindow = 2
+
+// claim claims one batch (by ids when ids is non-empty; window > 0 for a
+// speculative claim, see dialects.ClaimRequest.Window).
+func (r *Relay) claim(ctx context.Context, ids []string, window int) claimed {
+	now := r.cfg.Clock()
+	c := claimed{leaseUntil: now.Add(r.cfg.LeaseDuration)}
+	c.recs, c.err = r.d.Claim(ctx, r.db, dialects.ClaimRequest{
+		Owner:      r.cfg.Owner,
+		Limit:      r.cfg.BatchSize,
+		Now:        now,
+		LeaseUntil: c.leaseUntil,
+		IDs:        ids,
+		Window:     window,
+	})
+	if c.err == nil && len(c.recs) > 0 {
+		r.c.claims.Add(1)
+	}
+	return c
+}
+
 // claimAndPublish claims one batch (by ids when ids is non-empty) and
 // publishes it. It reports the number of rows claimed and whether the cycle
 // may go on (no database error, no outage, ctx alive).
 func (r *Relay) claimAndPublish(ctx context.Context, ids []string, res *cycleResult) (int, bool) {
-	now := r.cfg.Clock()
-	leaseUntil := now.Add(r.cfg.LeaseDuration)
-	recs, err := r.d.Claim(ctx, r.db, dialects.ClaimRequest{
-		Owner:      r.cfg.Owner,
-		Limit:      r.cfg.BatchSize,
-		Now:        now,
-		LeaseUntil: leaseUntil,
-		IDs:        ids,
-	})
-	if err != nil {
+	return r.publishClaimed(ctx, r.claim(ctx, ids, 0), len(ids) > 0, res)
+}
+
+// publishClaimed publishes a claimed batch and reports as claimAndPublish.
+// With Config.Prefetch, a full scan batch (more rows are likely waiting)
+// starts the claim of the next batch before publishing (see startPrefetch).
+func (r *Relay) publishClaimed(ctx context.Context, c claimed, fast bool, res *cycleResult) (int, bool) {
+	if c.err != nil {
 		if ctx.Err() == nil {
-			res.dbErr = err
+			res.dbErr = c.err
 		}
 		return 0, false
 	}
-	res.claimed += len(recs)
-	if len(recs) == 0 {
+	res.claimed += len(c.recs)
+	if len(c.recs) == 0 {
 		return 0, ctx.Err() == nil
 	}
-	r.c.claims.Add(1)
-	r.publishBatch(ctx, recs, leaseUntil, len(ids) > 0, res)
-	return len(recs), res.dbErr == nil && !res.outage && ctx.Err() == nil
+	if !fast && len(c.recs) >= r.cfg.BatchSize && r.cfg.Prefetch {
+		r.startPrefetch(ctx)
+	}
+	r.publishBatch(ctx, c.recs, c.leaseUntil, fast, res)
+	return len(c.recs), res.dbErr == nil && !res.outage && ctx.Err() == nil
+}
+
+// startPrefetch claims the next scan batch on a goroutine while the current
+// batch is published, so that the database's claim and the broker's
+// acknowledgements overlap instead of taking turns. Order is kept by the
+// claim itself: it holds back every row whose aggregate has an earlier row
+// still leased, which includes the batch being published. The result is
+// taken by the next cycle (takePrefetch) or, when the relay stops or backs
+// off, released (dropPrefetch); the goroutine ends with its claim.
+func (r *Relay) startPrefetch(ctx context.Context) {
+	ch := make(chan claimed, 1)
+	r.prefetch = ch
+	go func() { ch <- r.claim(ctx, nil, prefetchWindow*r.cfg.BatchSize) }()
+}
+
+// takePrefetch waits for the prefetched claim, if one was started.
+func (r *Relay) takePrefetch() (claimed, bool) {
+	if r.prefetch == nil {
+		return claimed{}, false
+	}
+	c := <-r.prefetch
+	r.prefetch = nil
+	return c, true
+}
+
+// dropPrefetch waits for the prefetched claim, if any, and releases its rows
+// at once (they were never published), on a context detached from ctx so
+// that a stopping relay leaves nothing to wait for its lease.
+func (r *Relay) dropPrefetch(ctx context.Context) {
+	c, ok := r.takePrefetch()
+	if !ok || c.err != nil || len(c.recs) == 0 {
+		return
+	}
+	seqs := make([]int64, len(c.recs))
+	for i := range c.recs {
+		seqs[i] = c.recs[i].Seq
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if err := r.d.Release(wctx, r.db, r.cfg.Owner, seqs, time.Time{}); err != nil {
+		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: releasing a prefetched batch failed; its rows wait for their lease",
+			"owner", r.cfg.Owner, "rows", len(seqs), "err", err)
+		return
+	}
+	r.c.released.Add(uint64(len(seqs)))
 }

@@ -24,6 +24,15 @@
 // fails, the later events of its aggregate in the batch are released without
 // counting an attempt. All successes of a batch are marked in one statement.
 //
+// With Config.Prefetch, while a backlog drains (a scan claim came back full),
+// the relay claims the next batch while it publishes the current one, so
+// that the database and the broker work at the same time. That
+// speculative claim examines a bounded window of rows
+// (dialects.ClaimRequest.Window) because it must hold back every aggregate
+// of the batch in flight; when it comes back empty, the relay claims again
+// once the batch is marked. Order per aggregate is the claim's rule either
+// way.
+//
 // # Failures
 //
 // A retryable error records an attempt and schedules the next one after
@@ -43,8 +52,9 @@
 // # Stopping
 //
 // When Run's context ends, the batch in flight is finished: events the broker
-// confirmed are marked and the rest released at once, on a short context of
-// their own, so that another relay can take them immediately. Run returns
+// confirmed are marked and the rest (and a batch claimed ahead) released at
+// once, on a short context of their own, so that another relay can take them
+// immediately. Run returns
 // only after every goroutine it started has ended.
 //
 // # Observing

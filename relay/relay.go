@@ -37,6 +37,7 @@ type Relay struct {
 	dbErrCount int
 	dbLoggedAt time.Time
 	leaseSrc   []notify.LeaseSource // sources handing over leased rows
+	prefetch   chan claimed         // the next scan batch, being claimed (nil if none)
 }
 
 // New returns a relay that claims rows of d's table through db and publishes
@@ -194,6 +195,7 @@ func (r *Relay) loop(ctx context.Context, w wakes, idSources []notify.IDSource) 
 
 	reason := reasonStart
 	idsOnly := false // the cycle was caused only by an id-carrying wake
+	defer r.dropPrefetch(ctx)
 	for {
 		res := r.cycle(ctx, idSources, idsOnly)
 		idsOnly = false

@@ -96,3 +96,33 @@ func testClaimIDs(t *testing.T, tgt Target) {
 	wantAggs(t, "lease A1", e2.claim("x", 1, 0), "A")
 	wantAggs(t, "ids A1,A2 while A1 leased", e2.claim("y", 10, 0, evs2[0].ID, evs2[1].ID))
 }
+
+// testClaimWindow: a speculative claim (ClaimRequest.Window) examines only
+// the first Window rows that are due and not leased; held-back rows inside
+// the window stay held back, leased rows do not count toward it.
+func testClaimWindow(t *testing.T, tgt Target) {
+	e := setup(t, tgt)
+	e.insert(e.events("A", "A", "A", "B", "C")...)
+	wantAggs(t, "x", e.claim("x", 1, 0), "A")
+	windowed := func(owner string, limit, window int) []dialects.Record {
+		t.Helper()
+		recs, err := e.d.Claim(e.ctx, e.db, dialects.ClaimRequest{
+			Owner: owner, Limit: limit, Now: e.at(0), LeaseUntil: e.at(time.Hour), Window: window,
+		})
+		if err != nil {
+			t.Fatalf("Claim(%s, window %d): %v", owner, window, err)
+		}
+		return recs
+	}
+	// A2 and A3 fill the window and are held back behind x's lease of A1.
+	wantAggs(t, "window 2", windowed("y", 10, 2))
+	wantAggs(t, "window 3", windowed("y", 10, 3), "B")
+	// B is leased now and does not count: A2, A3, C.
+	wantAggs(t, "window 3 after B", windowed("z", 10, 3), "C")
+	wantAggs(t, "nothing left", windowed("w", 10, 100))
+	// Without a window every row is examined.
+	e2 := setup(t, tgt)
+	e2.insert(e2.events("A", "A", "A", "B")...)
+	wantAggs(t, "x", e2.claim("x", 1, 0), "A")
+	wantAggs(t, "no window", e2.claim("y", 10, 0), "B")
+}

@@ -33,10 +33,10 @@ type Dialect struct {
 	insp   *sqlkit.Inspector // the Inspector methods' statements
 	stmts  sqlkit.StmtCache  // the claim's fixed statements, prepared once
 
-	claimProbe, claimLock, claimSelect, claimSelectIDs, claimUpdate, claimRead string
-	markPublished, del, fail, release                                          string
-	requeueIDs, requeueAggregate, requeueAll                                   string
-	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                        string
+	claimProbe, claimLock, claimSelect, claimSelectIDs, claimSelectWindow, claimUpdate, claimRead string
+	markPublished, del, fail, release                                                             string
+	requeueIDs, requeueAggregate, requeueAll                                                      string
+	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                                           string
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -64,6 +64,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.claimProbe = load("claim_probe.sql")
 	d.claimSelect = load("claim_select.sql")
 	d.claimSelectIDs = load("claim_select_ids.sql")
+	d.claimSelectWindow = load("claim_select_window.sql")
 	d.claimUpdate = load("claim_update.sql")
 	d.claimRead = load("claim_read.sql")
 	d.markPublished = load("mark_published.sql")
@@ -181,6 +182,9 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 	}
 
 	query, args := d.claimSelect, []any{now, now, now, now, req.Limit}
+	if len(req.IDs) == 0 && req.Window > 0 {
+		query, args = d.claimSelectWindow, []any{now, now, req.Window, now, now, req.Limit}
+	}
 	if len(req.IDs) > 0 {
 		query = expand(d.claimSelectIDs, "{{ids}}", len(req.IDs))
 		args = make([]any, 0, 2*len(req.IDs)+5)

@@ -211,7 +211,11 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/postgres: claim: prepare: %w", err)
 	}
-	rows, err := stmt.QueryContext(ctx, req.Owner, sqlkit.UTC(req.LeaseUntil), sqlkit.UTC(req.Now), req.Limit, ids)
+	var window any // NULL: examine every candidate
+	if req.Window > 0 && len(req.IDs) == 0 {
+		window = req.Window
+	}
+	rows, err := stmt.QueryContext(ctx, req.Owner, sqlkit.UTC(req.LeaseUntil), sqlkit.UTC(req.Now), req.Limit, ids, window)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.stmts.Forget(d.claim) // e.g. the function was dropped and created again

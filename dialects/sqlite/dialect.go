@@ -29,9 +29,9 @@ type Dialect struct {
 
 	leased *sqlkit.InsertBuilder // insert_leased.sql, insert_row.sql rows, insert_leased_tail.sql
 
-	claim, claimIDs, markPublished, del, fail, release string
-	requeueIDs, requeueAggregate, requeueAll           string
-	cleanup, tryLock, stats                            string
+	claim, claimIDs, claimWindow, markPublished, del, fail, release string
+	requeueIDs, requeueAggregate, requeueAll                        string
+	cleanup, tryLock, stats                                         string
 }
 
 var (
@@ -63,6 +63,7 @@ func New(opts ...Option) (*Dialect, error) {
 		sqlkit.QuestionMark).WithTail(load("insert_leased_tail.sql"))
 	d.claim = load("claim.sql")
 	d.claimIDs = load("claim_ids.sql")
+	d.claimWindow = load("claim_window.sql")
 	d.markPublished = load("mark_published.sql")
 	d.del = load("delete.sql")
 	d.fail = load("fail.sql")
@@ -188,6 +189,9 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 		}
 		args = append(args, ids)
 		query = d.claimIDs
+	} else if req.Window > 0 {
+		args = append(args, req.Window)
+		query = d.claimWindow
 	}
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
