@@ -34,24 +34,32 @@ const (
 )
 
 // newMsg builds the NATS message for m on subject: the user's headers first,
-// then jitoutbox's, so jitoutbox's win on a clash.
+// then jitoutbox's, so jitoutbox's win on a clash. jitoutbox's values share
+// one backing array (one allocation, not one per header; each value is
+// capped at length one, so that a later Add to a header copies).
 func newMsg(subject string, m *relay.Message) *nats.Msg {
 	h := make(nats.Header, len(m.Headers)+7)
 	for k, v := range m.Headers {
 		h.Set(k, v)
 	}
-	h.Set(HeaderEventID, m.ID)
-	h.Set(HeaderEventType, m.EventType)
-	h.Set(HeaderAggregateType, m.AggregateType)
-	h.Set(HeaderAggregateID, m.AggregateID)
+	vals := make([]string, 0, 7)
+	set := func(k, v string) {
+		vals = append(vals, v)
+		n := len(vals)
+		h[k] = vals[n-1 : n : n]
+	}
+	set(HeaderEventID, m.ID)
+	set(HeaderEventType, m.EventType)
+	set(HeaderAggregateType, m.AggregateType)
+	set(HeaderAggregateID, m.AggregateID)
 	if m.IdempotencyKey != "" {
-		h.Set(HeaderIdempotencyKey, m.IdempotencyKey)
+		set(HeaderIdempotencyKey, m.IdempotencyKey)
 	}
 	if !m.CreatedAt.IsZero() {
-		h.Set(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
+		set(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
 	if m.ContentType != "" {
-		h.Set(HeaderContentType, m.ContentType)
+		set(HeaderContentType, m.ContentType)
 	}
 	return &nats.Msg{Subject: subject, Header: h, Data: m.Payload}
 }

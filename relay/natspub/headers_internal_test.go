@@ -1,0 +1,57 @@
+package natspub
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/relay"
+)
+
+func testMessage() relay.Message {
+	return relay.Message{
+		ID: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", AggregateType: "order", AggregateID: "o-42",
+		EventType: "order.placed", Payload: []byte(`{"id":42}`), ContentType: "application/json",
+		Headers:        map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
+		IdempotencyKey: "k-1", CreatedAt: time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC),
+	}
+}
+
+// TestNewMsgHeaders: every header carries its own value, and adding to one
+// header (as JetStream does with Nats-Msg-Id, or a caller with Add) leaves
+// the others alone although their values share one backing array.
+func TestNewMsgHeaders(t *testing.T) {
+	m := testMessage()
+	msg := newMsg("events.order", &m)
+	want := map[string]string{
+		HeaderEventID: m.ID, HeaderEventType: "order.placed", HeaderAggregateType: "order",
+		HeaderAggregateID: "o-42", HeaderIdempotencyKey: "k-1", HeaderContentType: "application/json",
+		HeaderCreatedAt: "2026-11-22T10:00:00.123456789Z", "traceparent": m.Headers["traceparent"],
+	}
+	check := func(when string) {
+		t.Helper()
+		for k, v := range want {
+			if got := msg.Header.Values(k); len(got) != 1 || got[0] != v {
+				t.Errorf("%s: header %s = %q, want [%q]", when, k, got, v)
+			}
+		}
+	}
+	check("built")
+	msg.Header.Add(HeaderEventID, "second")
+	if got := msg.Header.Values(HeaderEventID); len(got) != 2 || got[1] != "second" {
+		t.Fatalf("Add: %q", got)
+	}
+	delete(want, HeaderEventID)
+	check("after Add")
+	if msg.Subject != "events.order" || string(msg.Data) != `{"id":42}` {
+		t.Errorf("subject %q data %q", msg.Subject, msg.Data)
+	}
+}
+
+// BenchmarkNewMsg reports the allocations of building one message.
+func BenchmarkNewMsg(b *testing.B) {
+	m := testMessage()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = newMsg("events.order", &m)
+	}
+}
