@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/nats-io/nats.go"
@@ -162,8 +164,15 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for {
+				for deadlocks := 0; ; {
 					n, err := bareBatch(ctx, bd, st, del, pub)
+					if isDeadlock(err) && deadlocks < 100 {
+						// InnoDB's next-key locks let concurrent SKIP LOCKED
+						// loops deadlock; the loser's transaction was rolled
+						// back, so run it again, as any client would.
+						deadlocks++
+						continue
+					}
 					if err != nil {
 						errs[w] = err
 						return
@@ -188,6 +197,12 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 		b.Fatalf("bare loop handled %d events, want %d", events, *limitsEvents*b.N)
 	}
 	return float64(events) / total.Seconds()
+}
+
+// isDeadlock reports whether err is MySQL/MariaDB's deadlock error (1213).
+func isDeadlock(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1213
 }
 
 // bareBatch runs one claim+mark transaction and returns the rows handled.
