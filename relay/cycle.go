@@ -85,8 +85,8 @@ func (r *Relay) cycle(ctx context.Context, idSources []notify.IDSource, idsOnly 
 		// because other relays' leases held rows back; those rows become
 		// claimable once this relay or they mark, and a relay that went to
 		// sleep on a short batch would leave them for the safety-net poll.
-		// The cycle ends on the first empty claim.
-		// A prefetched claim that found nothing may have found nothing
+		// The cycle ends on the first empty claim. A claim made ahead
+		// (Config.Prefetch) that found nothing may have found nothing
 		// because the batch then in flight held every waiting aggregate
 		// back: claim again now that it is marked.
 		c, prefetched := r.takePrefetch()
