@@ -183,7 +183,20 @@ func run(orders, rate int) error {
 	select {
 	case <-allIn:
 	case <-time.After(60 * time.Second):
-		return fmt.Errorf("timed out: %d of %d events received", received, orders)
+		mu.Lock()
+		got := received
+		mu.Unlock()
+		// Say where the missing events are: still in the outbox, published
+		// to the stream but not received, or neither.
+		where := ""
+		if st, err := rl.Stats(ctx); err == nil {
+			where += fmt.Sprintf("; outbox: %d pending, %d dead; relay: %d published, %d released, %d cycles",
+				st.Pending, st.Dead, st.Published, st.Released, st.Cycles)
+		}
+		if si, err := stream.Info(ctx); err == nil {
+			where += fmt.Sprintf("; stream holds %d messages", si.State.Msgs)
+		}
+		return fmt.Errorf("timed out: %d of %d events received%s", got, orders, where)
 	}
 	elapsed := time.Since(start)
 	// The subscriber can see an event before the relay has its ack and marks
