@@ -221,23 +221,9 @@ func (r *Relay) takePrefetch() (claimed, bool) {
 }
 
 // dropPrefetch waits for the prefetched claim, if any, and releases its rows
-// at once (they were never published), on a context detached from ctx so
-// that a stopping relay leaves nothing to wait for its lease.
+// at once (they were never published).
 func (r *Relay) dropPrefetch(ctx context.Context) {
-	c, ok := r.takePrefetch()
-	if !ok || c.err != nil || len(c.recs) == 0 {
-		return
+	if c, ok := r.takePrefetch(); ok && c.err == nil {
+		r.releaseUnpublished(ctx, c.recs, "a batch claimed ahead")
 	}
-	seqs := make([]int64, len(c.recs))
-	for i := range c.recs {
-		seqs[i] = c.recs[i].Seq
-	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-	defer cancel()
-	if err := r.d.Release(wctx, r.db, r.cfg.Owner, seqs, time.Time{}); err != nil {
-		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: releasing a prefetched batch failed; its rows wait for their lease",
-			"owner", r.cfg.Owner, "rows", len(seqs), "err", err)
-		return
-	}
-	r.c.released.Add(uint64(len(seqs)))
 }

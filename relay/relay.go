@@ -132,18 +132,25 @@ func (r *Relay) Run(ctx context.Context) error {
 // held, so that any relay can claim them at once instead of after their
 // lease.
 func (r *Relay) releaseHandedOver(ctx context.Context, unregister func() []dialects.Record) {
-	rest := unregister()
-	if len(rest) == 0 {
+	r.releaseUnpublished(ctx, unregister(), "handed-over events")
+}
+
+// releaseUnpublished gives back the leases of rows this relay holds but
+// never published, so that any relay can claim them at once, on a context
+// detached from ctx (a stopping relay leaves nothing to wait for its lease).
+// what names the rows in the warning logged when that fails.
+func (r *Relay) releaseUnpublished(ctx context.Context, recs []dialects.Record, what string) {
+	if len(recs) == 0 {
 		return
 	}
-	seqs := make([]int64, len(rest))
-	for i := range rest {
-		seqs[i] = rest[i].Seq
+	seqs := make([]int64, len(recs))
+	for i := range recs {
+		seqs[i] = recs[i].Seq
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	if err := r.d.Release(wctx, r.db, r.cfg.Owner, seqs, time.Time{}); err != nil {
-		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: releasing handed-over events failed; they are claimable when their lease expires",
+		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: releasing "+what+" failed; they are claimable when their lease expires",
 			"owner", r.cfg.Owner, "events", len(seqs), "err", err)
 		return
 	}
