@@ -129,9 +129,20 @@ func run(orders, rate int) error {
 		mu       sync.Mutex
 		sent     = map[string]timing{}
 		lat      = map[bool][]time.Duration{}
+		early    = map[string]time.Time{} // received before placeOrder returned
 		received = 0
 		allIn    = make(chan struct{})
 	)
+	// record counts an event received at `at` (mu held).
+	record := func(tm timing, at time.Time) {
+		// A time-critical event can reach the subscriber before Commit has
+		// returned to the caller: its latency is then zero.
+		lat[tm.critical] = append(lat[tm.critical], max(at.Sub(tm.committed), 0))
+		received++
+		if received == orders {
+			close(allIn)
+		}
+	}
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		return err
@@ -143,14 +154,13 @@ func run(orders, rate int) error {
 		defer mu.Unlock()
 		tm, ok := sent[id]
 		if !ok {
+			if id != "" {
+				early[id] = now // placeOrder has not returned yet
+			}
 			return
 		}
 		delete(sent, id)
-		lat[tm.critical] = append(lat[tm.critical], now.Sub(tm.committed))
-		received++
-		if received == orders {
-			close(allIn)
-		}
+		record(tm, now)
 	})
 	if err != nil {
 		return err
@@ -175,9 +185,15 @@ func run(orders, rate int) error {
 			return err
 		}
 		mu.Lock()
-		// The subscriber may already have the event if the relay was quick;
-		// record the time first, under the lock, before it looks.
-		sent[id] = timing{committed: committed, critical: critical}
+		// The subscriber may already have the event: the relay can publish
+		// a time-critical event before Commit returns here.
+		tm := timing{committed: committed, critical: critical}
+		if at, ok := early[id]; ok {
+			delete(early, id)
+			record(tm, at)
+		} else {
+			sent[id] = tm
+		}
 		mu.Unlock()
 	}
 	select {
