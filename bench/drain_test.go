@@ -145,9 +145,11 @@ func BenchmarkDrain(b *testing.B) {
 								pub := st.publisher(benchPublisher(b, js, nc, broker))
 								tbd := *bd
 								tbd.dialect = st.dialect(bd.dialect)
-								rate := drain(b, &tbd, pub, relays, batch, mode == "delete")
+								var cpu cpuMeter
+								rate := drain(b, &tbd, pub, relays, batch, mode == "delete", &cpu)
 								b.ReportMetric(rate, "events/s")
 								st.report(b)
+								cpu.report(b, "", "event")
 							})
 						}
 					}
@@ -263,9 +265,10 @@ func (c *publishedCounter) BatchEnd(_ context.Context, info relay.BatchEndInfo) 
 }
 
 // drain seeds -drain.events events b.N times, runs `relays` relays until all
-// are published and returns events per second over the timed drains. It
-// checks afterwards that no row is left pending.
-func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, deleteOnPublish bool) float64 {
+// are published and returns events per second over the timed drains; cpu
+// (if not nil) meters the timed drains. It checks afterwards that no row is
+// left pending.
+func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, deleteOnPublish bool, cpu *cpuMeter) float64 {
 	ctx := context.Background()
 	var total time.Duration
 	events := 0
@@ -277,6 +280,9 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		seed(b, bd, *drainEvents, *drainAggregates)
 		b.StartTimer()
 		counter := &publishedCounter{target: int64(*drainEvents), done: make(chan struct{})}
+		if cpu != nil {
+			cpu.start()
+		}
 		start := time.Now()
 		rctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
@@ -297,6 +303,9 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 			b.Fatalf("drain: %d of %d published after 10 minutes", counter.n.Load(), *drainEvents)
 		}
 		total += time.Since(start)
+		if cpu != nil {
+			cpu.stop(*drainEvents)
+		}
 		events += *drainEvents
 		cancel()
 		wg.Wait()

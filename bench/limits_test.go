@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +45,9 @@ func BenchmarkLimits(b *testing.B) {
 			for _, mode := range []string{"update", "delete"} {
 				for _, workers := range []int{1, 4} {
 					b.Run(fmt.Sprintf("claim-mark/%s/workers=%d", mode, workers), func(b *testing.B) {
-						b.ReportMetric(bareClaimMark(b, bd, workers, mode == "delete", nil), "events/s")
+						var cpu cpuMeter
+						b.ReportMetric(bareClaimMark(b, bd, workers, mode == "delete", nil, &cpu), "events/s")
+						cpu.report(b, "", "event")
 					})
 				}
 			}
@@ -62,7 +65,9 @@ func BenchmarkLimits(b *testing.B) {
 			b.Fatal(err)
 		}
 		_, prefix := testnats.Stream(b, js, func(c *jetstream.StreamConfig) { c.Storage = jetstream.FileStorage })
-		b.ReportMetric(jetStreamAsync(b, js, prefix), "msgs/s")
+		var cpu cpuMeter
+		b.ReportMetric(jetStreamAsync(b, js, prefix, &cpu), "msgs/s")
+		cpu.report(b, "", "msg")
 	})
 }
 
@@ -70,7 +75,11 @@ func BenchmarkLimits(b *testing.B) {
 // the bare claim+mark loop (the database's limit), a bare serial relay loop
 // (claim 500, async publish to JetStream, await acks, mark), and jitoutbox's
 // relay draining the same backlog, and reports each rate and the ratios
-// drain/claim-mark and drain/serial. Sub-benchmarks: <db>/relays=N/<mode>,
+// drain/claim-mark and drain/serial. It also meters the CPU the machine
+// spends per event in the bare claim+mark loop and in a bare JetStream
+// async publish, and reports the CPU ceiling, cores / (the sum of both):
+// the rate no relay can pass on this machine, however it overlaps its
+// stages, and drain/ceiling. Sub-benchmarks: <db>/relays=N/<mode>,
 // the bare loops using N workers.
 func BenchmarkDrainVsLimit(b *testing.B) {
 	for _, dbName := range []string{"postgres", "mysql"} {
@@ -85,19 +94,34 @@ func BenchmarkDrainVsLimit(b *testing.B) {
 				for _, mode := range []string{"update", "delete"} {
 					b.Run(fmt.Sprintf("relays=%d/%s", relays, mode), func(b *testing.B) {
 						del := mode == "delete"
-						limit := bareClaimMark(b, bd, relays, del, nil)
+						var limitCPU, jsCPU, serialCPU, drainCPU cpuMeter
+						limit := bareClaimMark(b, bd, relays, del, nil, &limitCPU)
 						_, prefix := testnats.Stream(b, js, func(c *jetstream.StreamConfig) { c.Storage = jetstream.FileStorage })
-						serial := bareClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix})
+						jetStreamAsync(b, js, prefix, &jsCPU)
+						serial := bareClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix}, &serialCPU)
 						pub := benchPublisher(b, js, nc, "jetstream")
 						old := *drainEvents
 						*drainEvents = *limitsEvents
-						rate := drain(b, bd, pub, relays, limitsBatch, del)
+						rate := drain(b, bd, pub, relays, limitsBatch, del, &drainCPU)
 						*drainEvents = old
 						b.ReportMetric(limit, "limit-events/s")
 						b.ReportMetric(serial, "serial-events/s")
 						b.ReportMetric(rate, "events/s")
 						b.ReportMetric(rate/limit, "drain/limit")
 						b.ReportMetric(rate/serial, "drain/serial")
+						serialCPU.report(b, "serial-", "event")
+						drainCPU.report(b, "", "event")
+						// The CPU ceiling: what the machine's cores allow if
+						// every cycle went to the bare claim+mark and the
+						// bare JetStream publish of each event, perfectly
+						// overlapped, and nothing else.
+						lc, ok1 := limitCPU.perEvent()
+						jc, ok2 := jsCPU.perEvent()
+						if ok1 && ok2 {
+							ceiling := float64(runtime.NumCPU()) * 1e6 / (lc + jc)
+							b.ReportMetric(ceiling, "ceiling-events/s")
+							b.ReportMetric(rate/ceiling, "drain/ceiling")
+						}
 					})
 				}
 			}
@@ -142,8 +166,9 @@ func bareStatements(bd *benchDB) bareSQL {
 
 // bareClaimMark seeds -limits.events events b.N times and drains them with a
 // bare SQL loop on `workers` goroutines; with pub set, each batch is
-// published to JetStream before it is marked. It returns events/s.
-func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePublish) float64 {
+// published to JetStream before it is marked. It returns events/s; cpu (if
+// not nil) meters the timed drains.
+func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePublish, cpu *cpuMeter) float64 {
 	b.Helper()
 	ctx := context.Background()
 	st := bareStatements(bd)
@@ -156,6 +181,9 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 		}
 		seed(b, bd, *limitsEvents, *drainAggregates)
 		b.StartTimer()
+		if cpu != nil {
+			cpu.start()
+		}
 		start := time.Now()
 		var wg sync.WaitGroup
 		counts := make([]int, workers)
@@ -186,6 +214,9 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 		}
 		wg.Wait()
 		total += time.Since(start)
+		if cpu != nil {
+			cpu.stop(*limitsEvents)
+		}
 		for w := range errs {
 			if errs[w] != nil {
 				b.Fatal(errs[w])
@@ -328,14 +359,16 @@ func selectOne(b *testing.B, db *sql.DB) (p50, p99 time.Duration) {
 
 // jetStreamAsync publishes -limits.samples 200-byte messages b.N times with
 // a window of 256 unacknowledged publishes (the context's
-// WithPublishAsyncMaxPending), waits for every ack and returns msgs/s.
-func jetStreamAsync(b *testing.B, js jetstream.JetStream, prefix string) float64 {
+// WithPublishAsyncMaxPending), waits for every ack and returns msgs/s; cpu
+// meters the timed publishes.
+func jetStreamAsync(b *testing.B, js jetstream.JetStream, prefix string, cpu *cpuMeter) float64 {
 	ctx := context.Background()
 	body := make([]byte, 200)
 	var gen uuid7.Generator
 	var total time.Duration
 	sent := 0
 	for i := 0; i < b.N; i++ {
+		cpu.start()
 		start := time.Now()
 		for j := 0; j < *limitsSamples; j++ {
 			m := nats.NewMsg(prefix + ".order.order.placed")
@@ -352,6 +385,7 @@ func jetStreamAsync(b *testing.B, js jetstream.JetStream, prefix string) float64
 		case <-ctx.Done():
 		}
 		total += time.Since(start)
+		cpu.stop(*limitsSamples)
 		sent += *limitsSamples
 	}
 	return float64(sent) / total.Seconds()
