@@ -210,7 +210,7 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
 	}
-	recs, err := sqlkit.ScanRecords(rows, false)
+	recs, err := sqlkit.ScanRecords(rows, false, req.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
 	}
@@ -239,7 +239,7 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 		if err != nil {
 			return nil, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
 		}
-		if recs, err = sqlkit.ScanRecords(rows, false); err != nil {
+		if recs, err = sqlkit.ScanRecords(rows, false, req.Limit); err != nil {
 			return nil, fmt.Errorf("jitoutbox/mysql: claim: %w", err)
 		}
 	}

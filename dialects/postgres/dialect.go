@@ -222,7 +222,7 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 		}
 		return nil, fmt.Errorf("jitoutbox/postgres: claim: %w", err)
 	}
-	recs, err := sqlkit.ScanRecords(rows, true)
+	recs, err := sqlkit.ScanRecords(rows, true, req.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/postgres: claim: %w", err)
 	}

@@ -197,7 +197,7 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: claim: %w", err)
 	}
-	recs, err := sqlkit.ScanRecords(rows, false)
+	recs, err := sqlkit.ScanRecords(rows, false, req.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: claim: %w", err)
 	}

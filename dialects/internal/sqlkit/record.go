@@ -17,25 +17,30 @@ import (
 const RecordColumns = 12
 
 // ScanRecords reads claim results. withJSON says a 13th column carries the
-// JSON payload text (NULL when the payload is in the payload column).
+// JSON payload text (NULL when the payload is in the payload column); hint
+// is the number of rows expected (the claim's limit), to size the result.
 // Results are sorted by Seq.
-func ScanRecords(rows *sql.Rows, withJSON bool) ([]dialects.Record, error) {
+func ScanRecords(rows *sql.Rows, withJSON bool, hint int) ([]dialects.Record, error) {
 	defer rows.Close()
-	var out []dialects.Record
+	out := make([]dialects.Record, 0, max(hint, 0))
+	// One set of scan targets for all rows: Scan copies each value out of
+	// the driver's buffer into them, and each row's values are moved into
+	// out before the next Scan.
+	var (
+		r       dialects.Record
+		payload []byte
+		pj      sql.NullString
+		headers sql.NullString
+		idem    sql.NullString
+		created NullTime
+	)
+	dest := []any{&r.Seq, &r.ID, &r.AggregateType, &r.AggregateID, &r.EventType, &payload,
+		&r.ContentType, &headers, &idem, &r.Critical, &created, &r.Attempts, &pj}
+	if !withJSON {
+		dest = dest[:RecordColumns]
+	}
 	for rows.Next() {
-		var (
-			r       dialects.Record
-			payload []byte
-			pj      sql.NullString
-			headers sql.NullString
-			idem    sql.NullString
-			created NullTime
-		)
-		dest := []any{&r.Seq, &r.ID, &r.AggregateType, &r.AggregateID, &r.EventType, &payload,
-			&r.ContentType, &headers, &idem, &r.Critical, &created, &r.Attempts}
-		if withJSON {
-			dest = append(dest, &pj)
-		}
+		r, payload, pj = dialects.Record{}, nil, sql.NullString{}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("jitoutbox: scan claimed row: %w", err)
 		}
