@@ -37,12 +37,29 @@ const (
 // then jitoutbox's, so jitoutbox's win on a clash. jitoutbox's values share
 // one backing array (one allocation, not one per header; each value is
 // capped at length one, so that a later Add to a header copies).
-func newMsg(subject string, m *relay.Message) *nats.Msg {
-	h := make(nats.Header, len(m.Headers)+7)
+//
+// For JetStream, msgID (the event id) and expectStream, when not empty, are
+// set as the Nats-Msg-Id and Nats-Expected-Stream headers here, in the same
+// array, rather than through jetstream.WithMsgID and WithExpectStream, which
+// cost an option closure and a header allocation per message and set the
+// same headers.
+func newMsg(subject string, m *relay.Message, msgID, expectStream string) *nats.Msg {
+	// The exact entry count: up to 8 fits a small map of one group; past
+	// that, sizing the map once beats growing it.
+	n := len(m.Headers) + 4
+	for _, v := range [...]string{m.IdempotencyKey, m.ContentType, msgID, expectStream} {
+		if v != "" {
+			n++
+		}
+	}
+	if !m.CreatedAt.IsZero() {
+		n++
+	}
+	h := make(nats.Header, n)
 	for k, v := range m.Headers {
 		h.Set(k, v)
 	}
-	vals := make([]string, 0, 7)
+	vals := make([]string, 0, 9)
 	set := func(k, v string) {
 		vals = append(vals, v)
 		n := len(vals)
@@ -60,6 +77,12 @@ func newMsg(subject string, m *relay.Message) *nats.Msg {
 	}
 	if m.ContentType != "" {
 		set(HeaderContentType, m.ContentType)
+	}
+	if msgID != "" {
+		set(jetstream.MsgIDHeader, msgID)
+	}
+	if expectStream != "" {
+		set(jetstream.ExpectedStreamHeader, expectStream)
 	}
 	return &nats.Msg{Subject: subject, Header: h, Data: m.Payload}
 }

@@ -1,6 +1,7 @@
 package natspub
 
 import (
+	"github.com/nats-io/nats.go/jetstream"
 	"testing"
 	"time"
 
@@ -21,11 +22,12 @@ func testMessage() relay.Message {
 // the others alone although their values share one backing array.
 func TestNewMsgHeaders(t *testing.T) {
 	m := testMessage()
-	msg := newMsg("events.order", &m)
+	msg := newMsg("events.order", &m, m.ID, "STREAM")
 	want := map[string]string{
 		HeaderEventID: m.ID, HeaderEventType: "order.placed", HeaderAggregateType: "order",
 		HeaderAggregateID: "o-42", HeaderIdempotencyKey: "k-1", HeaderContentType: "application/json",
 		HeaderCreatedAt: "2026-11-22T10:00:00.123456789Z", "traceparent": m.Headers["traceparent"],
+		HeaderMsgID: m.ID, jetstream.ExpectedStreamHeader: "STREAM",
 	}
 	check := func(when string) {
 		t.Helper()
@@ -52,6 +54,6 @@ func BenchmarkNewMsg(b *testing.B) {
 	m := testMessage()
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = newMsg("events.order", &m)
+		_ = newMsg("events.order", &m, m.ID, "")
 	}
 }

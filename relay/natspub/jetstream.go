@@ -82,6 +82,9 @@ func (p *JetStream) Publish(ctx context.Context, batch []relay.Message, errs []e
 	queue := make([]inflight, 0, window)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	// One option slice for the whole batch; the message id and the
+	// expected stream travel as headers (newMsg).
+	pubOpts := []jetstream.PublishOpt{jetstream.WithStallWait(p.opts.ackTimeout)}
 
 	for i := range batch {
 		for len(queue) >= window {
@@ -116,14 +119,7 @@ func (p *JetStream) Publish(ctx context.Context, batch []relay.Message, errs []e
 			errs[i] = err
 			continue
 		}
-		pubOpts := []jetstream.PublishOpt{jetstream.WithStallWait(p.opts.ackTimeout)}
-		if m.ID != "" {
-			pubOpts = append(pubOpts, jetstream.WithMsgID(m.ID))
-		}
-		if p.opts.expectStream != "" {
-			pubOpts = append(pubOpts, jetstream.WithExpectStream(p.opts.expectStream))
-		}
-		paf, err := p.js.PublishMsgAsync(newMsg(subject, m), pubOpts...)
+		paf, err := p.js.PublishMsgAsync(newMsg(subject, m, m.ID, p.opts.expectStream), pubOpts...)
 		if err != nil {
 			errs[i] = publishError(m, subject, err)
 			continue
@@ -146,16 +142,9 @@ func (p *JetStream) publishOne(ctx context.Context, m *relay.Message) error {
 	if err != nil {
 		return err
 	}
-	var pubOpts []jetstream.PublishOpt
-	if m.ID != "" {
-		pubOpts = append(pubOpts, jetstream.WithMsgID(m.ID))
-	}
-	if p.opts.expectStream != "" {
-		pubOpts = append(pubOpts, jetstream.WithExpectStream(p.opts.expectStream))
-	}
 	actx, cancel := context.WithTimeout(ctx, p.opts.ackTimeout)
 	defer cancel()
-	if _, err := p.js.PublishMsg(actx, newMsg(subject, m), pubOpts...); err != nil {
+	if _, err := p.js.PublishMsg(actx, newMsg(subject, m, m.ID, p.opts.expectStream)); err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
 			err = fmt.Errorf("%w after %v", ErrAckTimeout, p.opts.ackTimeout)
 		}
