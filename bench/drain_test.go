@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,7 @@ var (
 	drainAggregates = flag.Int("drain.aggregates", 1_000, "aggregates the backlog is spread over")
 	drainFillFactor = flag.Int("drain.fillfactor", 0, "PostgreSQL: set this fillfactor on the outbox table before seeding (0: the schema's), for before/after comparisons")
 	drainPrefetch   = flag.Bool("drain.prefetch", false, "relays claim the next batch while publishing the current one (relay.Config.Prefetch)")
+	drainProfile    = flag.String("drain.cpuprofile", "", "write a CPU profile of the timed drains only (not the seeding) to this file; with several benchmarks, the last one's")
 )
 
 type benchDB struct {
@@ -283,6 +286,7 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		if cpu != nil {
 			cpu.start()
 		}
+		stopProfile := startDrainProfile(b)
 		start := time.Now()
 		rctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
@@ -303,6 +307,7 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 			b.Fatalf("drain: %d of %d published after 10 minutes", counter.n.Load(), *drainEvents)
 		}
 		total += time.Since(start)
+		stopProfile()
 		if cpu != nil {
 			cpu.stop(*drainEvents)
 		}
@@ -320,4 +325,26 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		b.StartTimer()
 	}
 	return float64(events) / total.Seconds()
+}
+
+// startDrainProfile starts the CPU profile of -drain.cpuprofile, if set,
+// and returns the function that stops it.
+func startDrainProfile(b *testing.B) (stop func()) {
+	if *drainProfile == "" {
+		return func() {}
+	}
+	f, err := os.Create(*drainProfile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	}
 }
