@@ -34,6 +34,7 @@ type Dialect struct {
 	stmts  sqlkit.StmtCache  // the claim's fixed statements, prepared once
 
 	claimProbe, claimLock, claimSelect, claimSelectIDs, claimSelectWindow, claimUpdate, claimRead string
+	claimWindowScan                                                                               string
 	markPublished, del, fail, release                                                             string
 	requeueIDs, requeueAggregate, requeueAll                                                      string
 	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                                           string
@@ -67,6 +68,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.claimSelectWindow = load("claim_select_window.sql")
 	d.claimUpdate = load("claim_update.sql")
 	d.claimRead = load("claim_read.sql")
+	d.claimWindowScan = load("claim_window_scan.sql")
 	d.markPublished = load("mark_published.sql")
 	d.del = load("delete.sql")
 	d.fail = load("fail.sql")
@@ -134,6 +136,93 @@ func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialec
 	return nil
 }
 
+// scanWindow is the first attempt of a scan claim, in batches: the hold-back
+// rule is applied to the first scanWindow*Limit pending rows
+// (claim_window_scan.sql).
+const scanWindow = 2
+
+// claimByWindow is the scan claim's first attempt, in tx after the claim
+// lock: it reads the keys of the first scanWindow*req.Limit pending rows,
+// picks in one pass the rows the hold-back rule lets through, leases them
+// and reads them back. done is false when it found nothing to claim in a
+// full window (claimable rows may lie beyond it): the caller then runs the
+// full claim. With nothing pending past the window, an empty claim is done.
+func (d *Dialect) claimByWindow(ctx context.Context, db *sql.DB, tx *sql.Tx, req dialects.ClaimRequest, now, until time.Time) (recs []dialects.Record, done bool, err error) {
+	window := scanWindow * req.Limit
+	sel, err := d.stmts.Stmt(ctx, db, d.claimWindowScan)
+	if err != nil {
+		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: prepare: %w", err)
+	}
+	rows, err := tx.StmtContext(ctx, sel).QueryContext(ctx, now, now, window)
+	if err != nil {
+		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: window: %w", err)
+	}
+	seqs, seen, err := pickClaimable(rows, req.Limit)
+	if err != nil {
+		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: window: %w", err)
+	}
+	if len(seqs) == 0 {
+		return nil, seen < window, nil
+	}
+	args := make([]any, 0, len(seqs)+3)
+	args = append(args, req.Owner, until)
+	for _, s := range seqs {
+		args = append(args, s)
+	}
+	args = append(args, now)
+	if _, err := tx.ExecContext(ctx, expand(d.claimUpdate, "{{seqs}}", len(seqs)), args...); err != nil {
+		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
+	}
+	args = append(args[2:len(args)-1], req.Owner, until)
+	rows, err = tx.QueryContext(ctx, expand(d.claimRead, "{{seqs}}", len(seqs)), args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
+	}
+	if recs, err = sqlkit.ScanRecords(rows, false, len(seqs)); err != nil {
+		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: %w", err)
+	}
+	return recs, true, nil
+}
+
+// pickClaimable reads (seq, aggregate_type, aggregate_id, busy) rows in seq
+// order and returns the seqs of up to limit claimable ones, and how many
+// rows it read (all of them when it found fewer than limit): a row is
+// claimable unless it is busy (leased or not yet
+// due) or an earlier row of its aggregate was. It closes rows.
+func pickClaimable(rows *sql.Rows, limit int) (seqs []int64, seen int, err error) {
+	defer rows.Close()
+	// Aggregates held back, keyed by type NUL id. Type and id are scanned
+	// as RawBytes and looked up through a reused buffer: no allocation per
+	// row, only per held-back aggregate.
+	held := make(map[string]struct{})
+	var (
+		seq     int64
+		typ, id sql.RawBytes
+		busy    bool
+		key     []byte
+		dest    = []any{&seq, &typ, &id, &busy}
+	)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return nil, 0, err
+		}
+		seen++
+		key = append(append(append(key[:0], typ...), 0), id...)
+		if _, ok := held[string(key)]; ok {
+			continue
+		}
+		if busy {
+			held[string(key)] = struct{}{}
+			continue
+		}
+		seqs = append(seqs, seq)
+		if len(seqs) == limit {
+			break
+		}
+	}
+	return seqs, seen, rows.Err()
+}
+
 // expand replaces token in query with n placeholders.
 func expand(query, token string, n int) string {
 	return strings.Replace(query, token, sqlkit.Placeholders(n), -1)
@@ -179,6 +268,19 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 			return nil, fmt.Errorf("jitoutbox/mysql: claim: no 'claim' row in %s_locks (run Migrate)", d.table)
 		}
 		return nil, fmt.Errorf("jitoutbox/mysql: claim: lock: %w", err)
+	}
+
+	if len(req.IDs) == 0 && req.Window == 0 {
+		recs, done, err := d.claimByWindow(ctx, db, tx, req, now, until)
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			if err := tx.Commit(); err != nil {
+				return nil, fmt.Errorf("jitoutbox/mysql: claim: commit: %w", err)
+			}
+			return recs, nil
+		}
 	}
 
 	query, args := d.claimSelect, []any{now, now, now, now, req.Limit}
@@ -234,7 +336,7 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 	// whose lease had expired marked or failed it meanwhile: then read back
 	// what this relay now holds.
 	if n, err := res.RowsAffected(); err != nil || n != int64(len(recs)) {
-		args = append(args[2:len(args)-1], req.Owner)
+		args = append(args[2:len(args)-1], req.Owner, until)
 		rows, err := tx.QueryContext(ctx, expand(d.claimRead, "{{seqs}}", len(recs)), args...)
 		if err != nil {
 			return nil, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
