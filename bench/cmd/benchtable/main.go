@@ -166,11 +166,13 @@ type ratio struct {
 	atLeast, most float64 // target bounds (0: none)
 }
 
-// check is a single figure against a bound.
+// check is a single figure against a bound. A name ending in "*" takes the
+// best (largest) figure of the benchmarks it prefixes, and the label names
+// it.
 type check struct {
-	label        string
-	name, unit   string
-	atMost, atLe float64
+	label           string
+	name, unit      string
+	atMost, atLeast float64 // 0: no bound
 }
 
 func writeRatios(w io.Writer, results []*result) {
@@ -222,18 +224,31 @@ func writeRatios(w io.Writer, results []*result) {
 		{label: "idle relay, default config, MariaDB (stmts/s)", name: "BenchmarkIdle/mysql/default", unit: "stmts/s", atMost: 0.1},
 		{label: "idle relay, default config, SQLite (stmts/s)", name: "BenchmarkIdle/sqlite/default", unit: "stmts/s", atMost: 0.1},
 		{label: "idle relay, 100 ms poller, PostgreSQL (stmts/s)", name: "BenchmarkIdle/postgres/poll-100ms", unit: "stmts/s"},
+		{label: "drain to JetStream, PostgreSQL, best row (events/s)", name: "BenchmarkDrain/postgres/jetstream/*", unit: "events/s", atLeast: 60000},
+		{label: "drain to JetStream, MariaDB, best row (events/s)", name: "BenchmarkDrain/mysql/jetstream/*", unit: "events/s", atLeast: 20000},
+		{label: "PostgreSQL CPU ceiling: cores / (bare claim+mark + bare JetStream publish CPU per event), best row (events/s)", name: "BenchmarkDrainVsLimit/postgres/*", unit: "ceiling-events/s"},
+		{label: "PostgreSQL drain / CPU ceiling, best row", name: "BenchmarkDrainVsLimit/postgres/*", unit: "drain/ceiling"},
+		{label: "MariaDB CPU ceiling, best row (events/s)", name: "BenchmarkDrainVsLimit/mysql/*", unit: "ceiling-events/s"},
+		{label: "MariaDB drain / CPU ceiling, best row", name: "BenchmarkDrainVsLimit/mysql/*", unit: "drain/ceiling"},
 	}
 	for _, c := range checks {
-		v, _, ok := pick(results, c.name, c.unit)
+		v, name, ok := pick(results, c.name, c.unit)
 		if !ok {
 			na(c.label, "not in this run")
 			continue
 		}
 		tgt, met := "", ""
-		if c.atMost > 0 {
+		switch {
+		case c.atMost > 0:
 			tgt, met = fmt.Sprintf("<= %g", c.atMost), yes(v <= c.atMost)
+		case c.atLeast > 0:
+			tgt, met = fmt.Sprintf(">= %g", c.atLeast), yes(v >= c.atLeast)
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", c.label, format(v), tgt, met)
+		label := c.label
+		if strings.HasSuffix(c.name, "*") {
+			label += " (" + name[strings.IndexByte(name, '/')+1:] + ")"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", label, format(v), tgt, met)
 	}
 }
 
