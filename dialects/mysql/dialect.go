@@ -164,24 +164,52 @@ func (d *Dialect) claimByWindow(ctx context.Context, db *sql.DB, tx *sql.Tx, req
 	if len(seqs) == 0 {
 		return nil, seen < window, nil
 	}
+	if _, err := d.lease(ctx, tx, req.Owner, seqs, now, until); err != nil {
+		return nil, false, err
+	}
+	if recs, err = d.readLeased(ctx, tx, req.Owner, seqs, until); err != nil {
+		return nil, false, err
+	}
+	return recs, true, nil
+}
+
+// lease leases to owner, until `until`, those of the rows seqs that are
+// still claimable at now (claim_update.sql) and returns how many it leased.
+func (d *Dialect) lease(ctx context.Context, tx *sql.Tx, owner string, seqs []int64, now, until time.Time) (int64, error) {
 	args := make([]any, 0, len(seqs)+3)
-	args = append(args, req.Owner, until)
+	args = append(args, owner, until)
 	for _, s := range seqs {
 		args = append(args, s)
 	}
 	args = append(args, now)
-	if _, err := tx.ExecContext(ctx, expand(d.claimUpdate, "{{seqs}}", len(seqs)), args...); err != nil {
-		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
-	}
-	args = append(args[2:len(args)-1], req.Owner, until)
-	rows, err = tx.QueryContext(ctx, expand(d.claimRead, "{{seqs}}", len(seqs)), args...)
+	res, err := tx.ExecContext(ctx, expand(d.claimUpdate, "{{seqs}}", len(seqs)), args...)
 	if err != nil {
-		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
+		return 0, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
 	}
-	if recs, err = sqlkit.ScanRecords(rows, false, len(seqs)); err != nil {
-		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: %w", err)
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
 	}
-	return recs, true, nil
+	return n, nil
+}
+
+// readLeased reads back those of the rows seqs that carry the lease this
+// claim just wrote (claim_read.sql), in Seq order.
+func (d *Dialect) readLeased(ctx context.Context, tx *sql.Tx, owner string, seqs []int64, until time.Time) ([]dialects.Record, error) {
+	args := make([]any, 0, len(seqs)+2)
+	for _, s := range seqs {
+		args = append(args, s)
+	}
+	args = append(args, owner, until)
+	rows, err := tx.QueryContext(ctx, expand(d.claimRead, "{{seqs}}", len(seqs)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
+	}
+	recs, err := sqlkit.ScanRecords(rows, false, len(seqs))
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: claim: %w", err)
+	}
+	return recs, nil
 }
 
 // pickClaimable reads (seq, aggregate_type, aggregate_id, busy) rows in seq
@@ -320,29 +348,22 @@ func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimReque
 		return nil, tx.Commit()
 	}
 
-	args = make([]any, 0, len(recs)+3)
-	args = append(args, req.Owner, until)
+	seqs := make([]int64, len(recs))
 	for i := range recs {
-		args = append(args, recs[i].Seq)
+		seqs[i] = recs[i].Seq
 	}
-	args = append(args, now)
-	res, err := tx.ExecContext(ctx, expand(d.claimUpdate, "{{seqs}}", len(recs)), args...)
+	n, err := d.lease(ctx, tx, req.Owner, seqs, now, until)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
+		return nil, err
 	}
 	// Claims are serialised by the lock row, so every candidate is normally
 	// leased and the rows read above are the claim (a statement fewer, and
 	// no second read of the payloads). A row can only slip away when a relay
 	// whose lease had expired marked or failed it meanwhile: then read back
 	// what this relay now holds.
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(recs)) {
-		args = append(args[2:len(args)-1], req.Owner, until)
-		rows, err := tx.QueryContext(ctx, expand(d.claimRead, "{{seqs}}", len(recs)), args...)
-		if err != nil {
-			return nil, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
-		}
-		if recs, err = sqlkit.ScanRecords(rows, false, req.Limit); err != nil {
-			return nil, fmt.Errorf("jitoutbox/mysql: claim: %w", err)
+	if n != int64(len(recs)) {
+		if recs, err = d.readLeased(ctx, tx, req.Owner, seqs, until); err != nil {
+			return nil, err
 		}
 	}
 	if err := tx.Commit(); err != nil {
