@@ -16,7 +16,12 @@
 // <table>_locks (SELECT ... FOR UPDATE), select candidate seqs from the
 // latest committed data, UPDATE ... WHERE seq IN (...) for those still
 // claimable, and read them back (MySQL cannot update a table it selects from
-// in a subquery, error 1093).
+// in a subquery, error 1093). A scan claim picks its candidates from the
+// keys of the first 2 x limit pending rows, applying the per-aggregate
+// hold-back in one pass in Go (a correlated NOT EXISTS per candidate costs
+// MariaDB a scan of the candidate's whole aggregate); only when that window
+// is full and yields nothing does it run the full candidate query, so a
+// scan claim may return a short batch while more rows are claimable.
 //
 // Schema: Dialect.Schema returns the DDL (statements separated by ";\n") for
 // your own migration tool; Dialect.Migrate applies the same text. Indexes are
