@@ -197,7 +197,11 @@ type Dialect interface {
 	// Insert writes events inside the caller's transaction.
 	Insert(ctx context.Context, q Execer, events []Event) error
 
-	// Claim leases a batch of rows to req.Owner and returns them in Seq order.
+	// Claim leases a batch of rows to req.Owner and returns them in Seq order:
+	// due, unleased rows that no earlier pending row of their aggregate holds
+	// back (leased or not yet due). It may return fewer than req.Limit rows
+	// while more are claimable (a bounded first look); an empty result of a
+	// scan claim without a Window means nothing is claimable now.
 	Claim(ctx context.Context, db *sql.DB, req ClaimRequest) ([]Record, error)
 	// MarkPublished sets the published state and time on seqs leased by owner.
 	MarkPublished(ctx context.Context, db *sql.DB, owner string, seqs []int64, at time.Time) (int64, error)
