@@ -362,12 +362,16 @@ func latReport(b *testing.B, tr *latTracker, committed int64, window time.Durati
 	b.ReportMetric(ms(recv[len(recv)-1]), "max-ms")
 	b.ReportMetric(ms(pct(ack, 0.50)), "ack-p50-ms")
 	b.ReportMetric(ms(pct(ack, 0.99)), "ack-p99-ms")
-	// Stages (p50 each): Commit returned -> batch claimed (wake + claim
-	// statement(s)); claimed -> PubAck (JetStream publish and ack); PubAck ->
-	// consumer receive (can be negative: the server delivers and acks at
-	// about the same time).
+	// Stages: Commit returned -> batch claimed (wake + claim statement(s),
+	// or the hand-over, including any wait for the relay to finish its
+	// previous batch); claimed -> PubAck (JetStream publish and ack); PubAck
+	// -> consumer receive (p50 only; can be negative: the server delivers
+	// and acks at about the same time). The p99 of the first two say which
+	// stage the tail of p99-ms is in.
 	b.ReportMetric(ms(pct(claim, 0.50)), "claim-p50-ms")
+	b.ReportMetric(ms(pct(claim, 0.99)), "claim-p99-ms")
 	b.ReportMetric(ms(pct(publish, 0.50)), "pub-p50-ms")
+	b.ReportMetric(ms(pct(publish, 0.99)), "pub-p99-ms")
 	b.ReportMetric(ms(pct(deliver, 0.50)), "deliver-p50-ms")
 	b.ReportMetric(float64(committed)/window.Seconds(), "commits/s")
 	// How the relay claimed: batches per second over the window and rows
