@@ -59,9 +59,10 @@ func (c *Core) Publish(ctx context.Context, batch []relay.Message, errs []error)
 	}
 	sent := make([]int, 0, len(batch))
 	subjects := make([]string, len(batch))
+	subs := subjectCache{opts: c.opts}
 	for i := range batch {
 		m := &batch[i]
-		subject, err := route(c.opts.router, m)
+		subject, err := subs.route(m)
 		if err != nil {
 			errs[i] = err
 			continue

@@ -85,6 +85,7 @@ func (p *JetStream) Publish(ctx context.Context, batch []relay.Message, errs []e
 	// One option slice for the whole batch; the message id and the
 	// expected stream travel as headers (newMsg).
 	pubOpts := []jetstream.PublishOpt{jetstream.WithStallWait(p.opts.ackTimeout)}
+	subs := subjectCache{opts: p.opts}
 
 	for i := range batch {
 		for len(queue) >= window {
@@ -114,7 +115,7 @@ func (p *JetStream) Publish(ctx context.Context, batch []relay.Message, errs []e
 			errs[i] = err
 			continue
 		}
-		subject, err := route(p.opts.router, m)
+		subject, err := subs.route(m)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -208,6 +209,35 @@ func resolved(f inflight, m *relay.Message, errs []error) bool {
 }
 
 // route returns m's validated subject, or the error to record for m.
+// subjectCache routes the messages of one Publish call. With the default router
+// it remembers the subject of each (aggregate type, event type) pair, the
+// only fields that router reads: a batch usually holds few pairs, and
+// building and validating a subject is most of a message's routing cost.
+// A custom router is called for every message.
+type subjectCache struct {
+	opts *options
+	seen map[[2]string]string
+}
+
+func (s *subjectCache) route(m *relay.Message) (string, error) {
+	if !s.opts.defaultRouter {
+		return route(s.opts.router, m)
+	}
+	k := [2]string{m.AggregateType, m.EventType}
+	if subject, ok := s.seen[k]; ok {
+		return subject, nil
+	}
+	subject, err := route(s.opts.router, m)
+	if err != nil {
+		return "", err
+	}
+	if s.seen == nil {
+		s.seen = make(map[[2]string]string)
+	}
+	s.seen[k] = subject
+	return subject, nil
+}
+
 func route(r Router, m *relay.Message) (string, error) {
 	subject, err := r(*m)
 	if err != nil {

@@ -24,13 +24,16 @@ var ErrInvalidOption = errors.New("natspub: invalid option")
 type Option func(*options) error
 
 type options struct {
-	router       Router
-	prefix       string
-	prefixSet    bool
-	maxPending   int
-	maxPendSet   bool
-	ackTimeout   time.Duration
-	expectStream string
+	router Router
+	// defaultRouter: router is DefaultRouter's, whose subject depends on
+	// the aggregate type and event type alone (see subjectCache).
+	defaultRouter bool
+	prefix        string
+	prefixSet     bool
+	maxPending    int
+	maxPendSet    bool
+	ackTimeout    time.Duration
+	expectStream  string
 
 	// Durability check (JetStream only).
 	syncAlways      bool
@@ -57,7 +60,7 @@ func buildOptions(opts []Option) (*options, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 		}
-		o.router = r
+		o.router, o.defaultRouter = r, true
 	}
 	return o, nil
 }
