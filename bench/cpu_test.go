@@ -53,12 +53,12 @@ func (m *cpuMeter) perEvent() (float64, bool) {
 // <prefix>cpu-busy (the machine's busy fraction of all its cores over the
 // windows).
 func (m *cpuMeter) report(b *testing.B, prefix, unit string) {
-	if !m.ok || m.events == 0 || m.wall <= 0 {
+	busy, ok := m.perEvent()
+	if !ok || m.wall <= 0 {
 		return
 	}
-	n := float64(m.events)
-	b.ReportMetric(float64(m.busy.Microseconds())/n, prefix+"cpu-µs/"+unit)
-	b.ReportMetric(float64(m.self.Microseconds())/n, prefix+"self-cpu-µs/"+unit)
+	b.ReportMetric(busy, prefix+"cpu-µs/"+unit)
+	b.ReportMetric(float64(m.self.Microseconds())/float64(m.events), prefix+"self-cpu-µs/"+unit)
 	b.ReportMetric(m.busy.Seconds()/(m.wall.Seconds()*float64(runtime.NumCPU())), prefix+"cpu-busy")
 }
 

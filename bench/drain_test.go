@@ -269,7 +269,7 @@ func (c *publishedCounter) BatchEnd(_ context.Context, info relay.BatchEndInfo) 
 
 // drain seeds -drain.events events b.N times, runs `relays` relays until all
 // are published and returns events per second over the timed drains; cpu
-// (if not nil) meters the timed drains. It checks afterwards that no row is
+// meters the timed drains. It checks afterwards that no row is
 // left pending.
 func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, deleteOnPublish bool, cpu *cpuMeter) float64 {
 	ctx := context.Background()
@@ -283,9 +283,7 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		seed(b, bd, *drainEvents, *drainAggregates)
 		b.StartTimer()
 		counter := &publishedCounter{target: int64(*drainEvents), done: make(chan struct{})}
-		if cpu != nil {
-			cpu.start()
-		}
+		cpu.start()
 		stopProfile := startDrainProfile(b)
 		start := time.Now()
 		rctx, cancel := context.WithCancel(ctx)
@@ -308,9 +306,7 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		}
 		total += time.Since(start)
 		stopProfile()
-		if cpu != nil {
-			cpu.stop(*drainEvents)
-		}
+		cpu.stop(*drainEvents)
 		events += *drainEvents
 		cancel()
 		wg.Wait()

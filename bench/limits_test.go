@@ -166,8 +166,8 @@ func bareStatements(bd *benchDB) bareSQL {
 
 // bareClaimMark seeds -limits.events events b.N times and drains them with a
 // bare SQL loop on `workers` goroutines; with pub set, each batch is
-// published to JetStream before it is marked. It returns events/s; cpu (if
-// not nil) meters the timed drains.
+// published to JetStream before it is marked. It returns events/s; cpu
+// meters the timed drains.
 func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePublish, cpu *cpuMeter) float64 {
 	b.Helper()
 	ctx := context.Background()
@@ -181,9 +181,7 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 		}
 		seed(b, bd, *limitsEvents, *drainAggregates)
 		b.StartTimer()
-		if cpu != nil {
-			cpu.start()
-		}
+		cpu.start()
 		start := time.Now()
 		var wg sync.WaitGroup
 		counts := make([]int, workers)
@@ -214,9 +212,7 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 		}
 		wg.Wait()
 		total += time.Since(start)
-		if cpu != nil {
-			cpu.stop(*limitsEvents)
-		}
+		cpu.stop(*limitsEvents)
 		for w := range errs {
 			if errs[w] != nil {
 				b.Fatal(errs[w])

@@ -215,8 +215,8 @@ func (d *Dialect) readLeased(ctx context.Context, tx *sql.Tx, owner string, seqs
 // pickClaimable reads (seq, aggregate_type, aggregate_id, busy) rows in seq
 // order and returns the seqs of up to limit claimable ones, and how many
 // rows it read (all of them when it found fewer than limit): a row is
-// claimable unless it is busy (leased or not yet
-// due) or an earlier row of its aggregate was. It closes rows.
+// claimable unless it is busy (leased or not yet due) or an earlier row of
+// its aggregate was. It closes rows.
 func pickClaimable(rows *sql.Rows, limit int) (seqs []int64, seen int, err error) {
 	defer rows.Close()
 	// Aggregates held back, keyed by type NUL id. Type and id are scanned

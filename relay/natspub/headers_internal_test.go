@@ -1,9 +1,10 @@
 package natspub
 
 import (
-	"github.com/nats-io/nats.go/jetstream"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/relay"
 )

@@ -208,9 +208,8 @@ func resolved(f inflight, m *relay.Message, errs []error) bool {
 	}
 }
 
-// route returns m's validated subject, or the error to record for m.
-// subjectCache routes the messages of one Publish call. With the default router
-// it remembers the subject of each (aggregate type, event type) pair, the
+// subjectCache routes the messages of one Publish call. With the default
+// router it remembers the subject of each (aggregate type, event type) pair, the
 // only fields that router reads: a batch usually holds few pairs, and
 // building and validating a subject is most of a message's routing cost.
 // A custom router is called for every message.
@@ -219,6 +218,7 @@ type subjectCache struct {
 	seen map[[2]string]string
 }
 
+// route returns m's subject as route does, from the cache when it can.
 func (s *subjectCache) route(m *relay.Message) (string, error) {
 	if !s.opts.defaultRouter {
 		return route(s.opts.router, m)
@@ -238,6 +238,7 @@ func (s *subjectCache) route(m *relay.Message) (string, error) {
 	return subject, nil
 }
 
+// route returns m's validated subject, or the error to record for m.
 func route(r Router, m *relay.Message) (string, error) {
 	subject, err := r(*m)
 	if err != nil {
