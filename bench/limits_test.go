@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/nats-io/nats.go"
@@ -73,9 +75,13 @@ func BenchmarkLimits(b *testing.B) {
 
 // BenchmarkDrainVsLimit runs, back to back on one database and one broker,
 // the bare claim+mark loop (the database's limit), a bare serial relay loop
-// (claim 500, async publish to JetStream, await acks, mark), and jitoutbox's
-// relay draining the same backlog, and reports each rate and the ratios
-// drain/claim-mark and drain/serial. It also meters the CPU the machine
+// (claim 500, async publish to JetStream, await acks, mark), the same serial
+// loop with the dialect's claim and mark (leased: the lease and the
+// per-aggregate hold-back that keep several relays in order), and
+// jitoutbox's relay draining the same backlog, and reports each rate and the
+// ratios drain/claim-mark, drain/serial, leased/serial (what the database
+// side of the guarantees costs) and drain/leased (what the relay and the
+// publisher add). It also meters the CPU the machine
 // spends per event in the bare claim+mark loop and in a bare JetStream
 // async publish, and reports the CPU ceiling, cores / (the sum of both):
 // the rate no relay can pass on this machine, however it overlaps its
@@ -94,11 +100,12 @@ func BenchmarkDrainVsLimit(b *testing.B) {
 				for _, mode := range []string{"update", "delete"} {
 					b.Run(fmt.Sprintf("relays=%d/%s", relays, mode), func(b *testing.B) {
 						del := mode == "delete"
-						var limitCPU, jsCPU, serialCPU, drainCPU cpuMeter
+						var limitCPU, jsCPU, serialCPU, leasedCPU, drainCPU cpuMeter
 						limit := bareClaimMark(b, bd, relays, del, nil, &limitCPU)
 						_, prefix := testnats.Stream(b, js, func(c *jetstream.StreamConfig) { c.Storage = jetstream.FileStorage })
 						jetStreamAsync(b, js, prefix, &jsCPU)
 						serial := bareClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix}, &serialCPU)
+						leased := leasedClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix}, &leasedCPU)
 						pub := benchPublisher(b, js, nc, "jetstream")
 						old := *drainEvents
 						*drainEvents = *limitsEvents
@@ -109,7 +116,11 @@ func BenchmarkDrainVsLimit(b *testing.B) {
 						b.ReportMetric(rate, "events/s")
 						b.ReportMetric(rate/limit, "drain/limit")
 						b.ReportMetric(rate/serial, "drain/serial")
+						b.ReportMetric(leased, "leased-events/s")
+						b.ReportMetric(leased/serial, "leased/serial")
+						b.ReportMetric(rate/leased, "drain/leased")
 						serialCPU.report(b, "serial-", "event")
+						leasedCPU.report(b, "leased-", "event")
 						drainCPU.report(b, "", "event")
 						// The CPU ceiling: what the machine's cores allow if
 						// every cycle went to the bare claim+mark and the
@@ -170,8 +181,76 @@ func bareStatements(bd *benchDB) bareSQL {
 // meters the timed drains.
 func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePublish, cpu *cpuMeter) float64 {
 	b.Helper()
-	ctx := context.Background()
 	st := bareStatements(bd)
+	return serialLoop(b, bd, workers, cpu, func() batchFunc {
+		return func(ctx context.Context, _ int) (int, error) { return bareBatch(ctx, bd, st, del, pub) }
+	})
+}
+
+// leasedClaimMark is bareClaimMark with the dialect's own claim, mark and
+// delete: each batch is leased with dialects.Dialect.Claim (one autocommit
+// claim that applies the per-aggregate hold-back and returns whole rows),
+// published as bareClaimMark publishes it, then marked or deleted with the
+// dialect's statement. Against bareClaimMark it measures what the
+// database's side of jitoutbox's guarantees costs (a lease that outlives the
+// claim transaction, so that several relays keep per-aggregate order
+// without holding a transaction open across the publish); against the
+// relay's drain, what the relay and the publisher add on top.
+func leasedClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePublish, cpu *cpuMeter) float64 {
+	b.Helper()
+	return serialLoop(b, bd, workers, cpu, func() batchFunc {
+		var handled atomic.Int64 // this round's events, all workers
+		return func(ctx context.Context, w int) (int, error) {
+			owner := "leased-" + strconv.Itoa(w)
+			for {
+				now := time.Now()
+				recs, err := bd.dialect.Claim(ctx, bd.db, dialects.ClaimRequest{
+					Owner: owner, Limit: limitsBatch, Now: now, LeaseUntil: now.Add(time.Minute)})
+				if err != nil {
+					return 0, err
+				}
+				if len(recs) == 0 {
+					// Another worker's leases may hold every waiting row back:
+					// done only when every event has been handled.
+					if handled.Load() >= int64(*limitsEvents) {
+						return 0, nil
+					}
+					time.Sleep(100 * time.Microsecond)
+					continue
+				}
+				ids := make([]string, len(recs))
+				seqs := make([]int64, len(recs))
+				for i := range recs {
+					ids[i], seqs[i] = recs[i].ID, recs[i].Seq
+				}
+				if err := publishAll(ctx, pub, ids); err != nil {
+					return 0, err
+				}
+				if del {
+					_, err = bd.dialect.Delete(ctx, bd.db, owner, seqs)
+				} else {
+					_, err = bd.dialect.MarkPublished(ctx, bd.db, owner, seqs, time.Now())
+				}
+				if err != nil {
+					return 0, err
+				}
+				handled.Add(int64(len(recs)))
+				return len(recs), nil
+			}
+		}
+	})
+}
+
+// batchFunc handles one batch on worker w and returns the rows handled, 0
+// when the backlog is drained.
+type batchFunc func(ctx context.Context, w int) (int, error)
+
+// serialLoop seeds -limits.events events b.N times and drains each seeding
+// with a batch function from round, called on `workers` goroutines until it
+// returns 0. It returns events/s; cpu meters the timed drains.
+func serialLoop(b *testing.B, bd *benchDB, workers int, cpu *cpuMeter, round func() batchFunc) float64 {
+	b.Helper()
+	ctx := context.Background()
 	var total time.Duration
 	events := 0
 	for i := 0; i < b.N; i++ {
@@ -180,6 +259,7 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 			b.Fatal(err)
 		}
 		seed(b, bd, *limitsEvents, *drainAggregates)
+		batch := round()
 		b.StartTimer()
 		cpu.start()
 		start := time.Now()
@@ -191,7 +271,7 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 			go func() {
 				defer wg.Done()
 				for deadlocks := 0; ; {
-					n, err := bareBatch(ctx, bd, st, del, pub)
+					n, err := batch(ctx, w)
 					if isDeadlock(err) && deadlocks < 100 {
 						// InnoDB's next-key locks let concurrent SKIP LOCKED
 						// loops deadlock; the loser's transaction was rolled
