@@ -159,3 +159,57 @@ func testClaimPastHeldBackHead(t *testing.T, tgt Target) {
 		}
 	}
 }
+
+// testClaimFewAggregates claims a backlog of many rows over few aggregates
+// (several rows of one aggregate in a batch), one of them backing off at its
+// head: claims return the others in order until an empty claim, which comes
+// only when all of them are claimed, none of the backing-off aggregate until
+// it is due, then all of it in order.
+func testClaimFewAggregates(t *testing.T, tgt Target) {
+	e := setup(t, tgt)
+	var aggs []string
+	for range 20 {
+		aggs = append(aggs, "A", "B", "C")
+	}
+	e.insert(e.events(aggs...)...)
+	x := e.claim("x", 2, 0)
+	wantAggs(t, "x", x, "A", "B")
+	if err := e.d.Fail(e.ctx, e.db, "x", []dialects.Failure{{Seq: x[1].Seq, Error: "boom", NextAttemptAt: e.at(time.Minute)}}); err != nil {
+		t.Fatalf("Fail: %v", err)
+	}
+	n, err := e.d.MarkPublished(e.ctx, e.db, "x", seqs(x[:1]), e.at(0))
+	wantN(t, "publish A1", n, err, 1)
+
+	last := map[string]int64{}
+	counts := map[string]int{}
+	for i := 0; ; i++ {
+		recs := e.claim("y", 4, time.Second)
+		if len(recs) == 0 {
+			break
+		}
+		if i > len(aggs) {
+			t.Fatalf("claims do not end")
+		}
+		for _, r := range recs {
+			if r.Seq <= last[r.AggregateID] {
+				t.Fatalf("aggregate %s: seq %d after %d", r.AggregateID, r.Seq, last[r.AggregateID])
+			}
+			last[r.AggregateID] = r.Seq
+			counts[r.AggregateID]++
+		}
+		n, err := e.d.MarkPublished(e.ctx, e.db, "y", seqs(recs), e.at(time.Second))
+		wantN(t, "publish", n, err, int64(len(recs)))
+	}
+	if counts["A"] != 19 || counts["B"] != 0 || counts["C"] != 20 {
+		t.Fatalf("claimed %v while B1 backs off, want A:19 C:20", counts)
+	}
+	b := e.claim("z", 100, 2*time.Minute)
+	if len(b) != 20 || b[0].Seq != x[1].Seq {
+		t.Fatalf("after the backoff: %d rows, first seq %d, want 20 rows from B1 (%d)", len(b), b[0].Seq, x[1].Seq)
+	}
+	for _, r := range b {
+		if r.AggregateID != "B" {
+			t.Fatalf("after the backoff: aggregate %s, want B only", r.AggregateID)
+		}
+	}
+}

@@ -46,6 +46,7 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("ClaimIDs", func(t *testing.T) { testClaimIDs(t, tgt) })
 	t.Run("ClaimWindow", func(t *testing.T) { testClaimWindow(t, tgt) })
 	t.Run("ClaimPastHeldBackHead", func(t *testing.T) { testClaimPastHeldBackHead(t, tgt) })
+	t.Run("ClaimFewAggregates", func(t *testing.T) { testClaimFewAggregates(t, tgt) })
 	t.Run("ConcurrentClaims", func(t *testing.T) { testConcurrentClaims(t, tgt) })
 	t.Run("OwnerOnly", func(t *testing.T) { testOwnerOnly(t, tgt) })
 	t.Run("FailAndDead", func(t *testing.T) { testFailAndDead(t, tgt) })
