@@ -26,6 +26,7 @@ import (
 var (
 	drainEvents     = flag.Int("drain.events", 100_000, "backlog size for BenchmarkDrain")
 	drainAggregates = flag.Int("drain.aggregates", 1_000, "aggregates the backlog is spread over")
+	drainFew        = flag.Int("drain.few", 10, "aggregates the backlog of BenchmarkDrainFewAggregates is spread over")
 	drainFillFactor = flag.Int("drain.fillfactor", 0, "PostgreSQL: set this fillfactor on the outbox table before seeding (0: the schema's), for before/after comparisons")
 	drainPrefetch   = flag.Bool("drain.prefetch", false, "relays claim the next batch while publishing the current one (relay.Config.Prefetch)")
 	drainProfile    = flag.String("drain.cpuprofile", "", "write a CPU profile of the timed drains only (not the seeding) to this file; with several benchmarks, the last one's")
@@ -157,6 +158,40 @@ func BenchmarkDrain(b *testing.B) {
 						}
 					}
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkDrainFewAggregates is BenchmarkDrain's JetStream delete rows at
+// batch 500 with the backlog spread over -drain.few aggregates (default 10)
+// instead of -drain.aggregates: many rows of one aggregate in each batch, so
+// the per-aggregate hold-back and the relay's publish waves (the k-th row of
+// each aggregate waits for the acks of the (k-1)-th) are what is measured.
+func BenchmarkDrainFewAggregates(b *testing.B) {
+	for _, dbName := range []string{"postgres", "mysql", "sqlite"} {
+		b.Run(dbName, func(b *testing.B) {
+			bd := openBenchDB(b, dbName)
+			nc := testnats.Connect(b, testnats.URL(b))
+			js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, relays := range []int{1, 2} {
+				b.Run(fmt.Sprintf("aggregates=%d/relays=%d", *drainFew, relays), func(b *testing.B) {
+					st := &stageTimes{}
+					pub := st.publisher(benchPublisher(b, js, nc, "jetstream"))
+					tbd := *bd
+					tbd.dialect = st.dialect(bd.dialect)
+					old := *drainAggregates
+					*drainAggregates = *drainFew
+					defer func() { *drainAggregates = old }()
+					var cpu cpuMeter
+					rate := drain(b, &tbd, pub, relays, 500, true, &cpu)
+					b.ReportMetric(rate, "events/s")
+					st.report(b)
+					cpu.report(b, "", "event")
+				})
 			}
 		})
 	}

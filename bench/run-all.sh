@@ -53,6 +53,7 @@ bench() {
 bench '^BenchmarkCommit' 1s
 bench '^BenchmarkLimits$' 1x "${limits[@]}"
 bench '^BenchmarkDrain$' 1x "${drain[@]}"
+bench '^BenchmarkDrainFewAggregates$' 1x "${drain[@]}"
 bench '^BenchmarkDrainVsLimit$' 1x "${limits[@]}"
 bench '^BenchmarkCrossProcess' 1s
 bench '^BenchmarkLatencyStages$' 500x
