@@ -29,7 +29,7 @@ type Dialect struct {
 	schema string
 	insert *sqlkit.InsertBuilder
 	insp   *sqlkit.Inspector // the Inspector methods' statements
-	stmts  sqlkit.StmtCache  // the claim, prepared: one round trip a call
+	stmts  sqlkit.StmtCache  // the claim and the mark, prepared: one round trip a call
 
 	leased *sqlkit.InsertBuilder // insert_leased.sql, rows, insert_leased_tail.sql
 
@@ -285,7 +285,7 @@ func (d *Dialect) MarkPublished(ctx context.Context, db *sql.DB, owner string, s
 	if len(seqs) == 0 {
 		return 0, nil
 	}
-	return affected("mark published")(db.ExecContext(ctx, d.markPublished, sqlkit.UTC(at), intArray(seqs), owner))
+	return d.mark(ctx, db, "mark published", d.markPublished, sqlkit.UTC(at), intArray(seqs), owner)
 }
 
 // Delete deletes seqs leased by owner.
@@ -293,7 +293,24 @@ func (d *Dialect) Delete(ctx context.Context, db *sql.DB, owner string, seqs []i
 	if len(seqs) == 0 {
 		return 0, nil
 	}
-	return affected("delete")(db.ExecContext(ctx, d.del, intArray(seqs), owner))
+	return d.mark(ctx, db, "delete", d.del, intArray(seqs), owner)
+}
+
+// mark runs query, a prepared call of the mark function (schema.sql), and
+// returns the rows it marked or deleted.
+func (d *Dialect) mark(ctx context.Context, db *sql.DB, op, query string, args ...any) (int64, error) {
+	stmt, err := d.stmts.Stmt(ctx, db, query)
+	if err != nil {
+		return 0, fmt.Errorf("jitoutbox/postgres: %s: prepare: %w", op, err)
+	}
+	var n int64
+	if err := stmt.QueryRowContext(ctx, args...).Scan(&n); err != nil {
+		if ctx.Err() == nil {
+			d.stmts.Forget(query) // e.g. the function was dropped and created again
+		}
+		return 0, fmt.Errorf("jitoutbox/postgres: %s: %w", op, err)
+	}
+	return n, nil
 }
 
 // Fail records failed attempts in one transaction and releases the leases.

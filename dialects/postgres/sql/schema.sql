@@ -247,3 +247,30 @@ BEGIN
     END IF;
 END
 $claim$;
+-- Marks (p_at set) or deletes (p_at NULL) the rows of p_seqs (an array
+-- literal) that p_owner leased, and returns how many. One prepared statement
+-- instead of an unnamed one (lib/pq: two round trips), and, transaction-local,
+-- synchronous_commit off: the COMMIT does not wait for the WAL flush. A mark
+-- lost in a server crash leaves its rows leased; when the lease expires they
+-- are published again, which at-least-once delivery allows (and JetStream's
+-- duplicate window drops while it lasts, by Nats-Msg-Id). 500-row delete:
+-- 1.5-1.8 ms against 0.9 ms plus a 0.15 ms COMMIT (pgbench, 2-vCPU machine,
+-- 2026-11-22).
+CREATE OR REPLACE FUNCTION {{table}}_mark(p_seqs TEXT, p_owner TEXT, p_at TIMESTAMPTZ)
+RETURNS BIGINT
+LANGUAGE plpgsql VOLATILE
+AS $mark$
+DECLARE
+    v_n BIGINT;
+BEGIN
+    PERFORM set_config('synchronous_commit', 'off', true);
+    IF p_at IS NULL THEN
+        DELETE FROM {{table}} WHERE seq = ANY (p_seqs::bigint[]) AND locked_by = p_owner AND state = 0;
+    ELSE
+        UPDATE {{table}} SET state = 1, published_at = p_at, locked_until = NULL
+        WHERE seq = ANY (p_seqs::bigint[]) AND locked_by = p_owner AND state = 0;
+    END IF;
+    GET DIAGNOSTICS v_n = ROW_COUNT;
+    RETURN v_n;
+END
+$mark$;
