@@ -9,9 +9,14 @@
 // payload (bytea). Event ids must be UUIDs (column type uuid). Text columns
 // cannot hold NUL bytes or invalid UTF-8 (a PostgreSQL rule).
 //
-// Claims lock the 'claim' row of <table>_locks (SELECT ... FOR UPDATE) in a
-// READ COMMITTED transaction, then lease rows with one UPDATE ... FROM
-// (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING statement.
+// A claim is one call of the <table>_claim function: it locks the 'claim'
+// row of <table>_locks (SELECT ... FOR UPDATE), applies the per-aggregate
+// hold-back to the first 2 x limit pending rows in one pass, and leases the
+// picks with UPDATE ... FROM (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING,
+// scanning on past that look only when it leased too few. Marks and deletes
+// are one call of <table>_mark. Both are prepared once per connection and
+// commit without waiting for the WAL flush (a lease or mark lost in a server
+// crash only means a later, duplicate publish).
 //
 // Schema: Dialect.Schema returns the DDL (statements separated by ";\n") for
 // your own migration tool; Dialect.Migrate applies the same text idempotently
