@@ -130,12 +130,8 @@ func BenchmarkDrain(b *testing.B) {
 	for _, dbName := range []string{"postgres", "mysql", "sqlite"} {
 		b.Run(dbName, func(b *testing.B) {
 			bd := openBenchDB(b, dbName)
-			url := testnats.URL(b)
-			nc := testnats.Connect(b, url)
-			js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
-			if err != nil {
-				b.Fatal(err)
-			}
+			nc, js := benchJetStream(b)
+			bl := backlog{*drainEvents, *drainAggregates}
 			for _, broker := range []string{"jetstream", "core"} {
 				modes := []string{"update", "delete"}
 				if broker == "core" {
@@ -145,15 +141,7 @@ func BenchmarkDrain(b *testing.B) {
 					for _, batch := range []int{100, 500} {
 						for _, mode := range modes {
 							b.Run(fmt.Sprintf("%s/relays=%d/batch=%d/%s", broker, relays, batch, mode), func(b *testing.B) {
-								st := &stageTimes{}
-								pub := st.publisher(benchPublisher(b, js, nc, broker))
-								tbd := *bd
-								tbd.dialect = st.dialect(bd.dialect)
-								var cpu cpuMeter
-								rate := drain(b, &tbd, pub, relays, batch, mode == "delete", &cpu)
-								b.ReportMetric(rate, "events/s")
-								st.report(b)
-								cpu.report(b, "", "event")
+								drainRow(b, bd, js, nc, broker, bl, relays, batch, mode == "delete")
 							})
 						}
 					}
@@ -172,29 +160,42 @@ func BenchmarkDrainFewAggregates(b *testing.B) {
 	for _, dbName := range []string{"postgres", "mysql", "sqlite"} {
 		b.Run(dbName, func(b *testing.B) {
 			bd := openBenchDB(b, dbName)
-			nc := testnats.Connect(b, testnats.URL(b))
-			js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
-			if err != nil {
-				b.Fatal(err)
-			}
+			nc, js := benchJetStream(b)
 			for _, relays := range []int{1, 2} {
 				b.Run(fmt.Sprintf("aggregates=%d/relays=%d", *drainFew, relays), func(b *testing.B) {
-					st := &stageTimes{}
-					pub := st.publisher(benchPublisher(b, js, nc, "jetstream"))
-					tbd := *bd
-					tbd.dialect = st.dialect(bd.dialect)
-					old := *drainAggregates
-					*drainAggregates = *drainFew
-					defer func() { *drainAggregates = old }()
-					var cpu cpuMeter
-					rate := drain(b, &tbd, pub, relays, 500, true, &cpu)
-					b.ReportMetric(rate, "events/s")
-					st.report(b)
-					cpu.report(b, "", "event")
+					drainRow(b, bd, js, nc, "jetstream", backlog{*drainEvents, *drainFew}, relays, 500, true)
 				})
 			}
 		})
 	}
+}
+
+// drainRow is one row of the drain benchmarks: it drains bl with `relays`
+// relays through a fresh stream or subject prefix on broker and reports
+// events/s, the time per batch in each stage and the CPU per event.
+func drainRow(b *testing.B, bd *benchDB, js jetstream.JetStream, nc *nats.Conn, broker string, bl backlog, relays, batch int, deleteOnPublish bool) {
+	st := &stageTimes{}
+	pub := st.publisher(benchPublisher(b, js, nc, broker))
+	tbd := *bd
+	tbd.dialect = st.dialect(bd.dialect)
+	var cpu cpuMeter
+	rate := drain(b, &tbd, pub, bl, relays, batch, deleteOnPublish, &cpu)
+	b.ReportMetric(rate, "events/s")
+	st.report(b)
+	cpu.report(b, "", "event")
+}
+
+// benchJetStream connects to the benchmarks' NATS server and returns the
+// connection and a JetStream context that lets enough async publishes be
+// pending for a 500-message batch and more.
+func benchJetStream(b *testing.B) (*nats.Conn, jetstream.JetStream) {
+	b.Helper()
+	nc := testnats.Connect(b, testnats.URL(b))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return nc, js
 }
 
 // benchPublisher returns a publisher to a fresh file-storage stream
@@ -302,11 +303,14 @@ func (c *publishedCounter) BatchEnd(_ context.Context, info relay.BatchEndInfo) 
 	}
 }
 
-// drain seeds -drain.events events b.N times, runs `relays` relays until all
-// are published and returns events per second over the timed drains; cpu
-// meters the timed drains. It checks afterwards that no row is
-// left pending.
-func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, deleteOnPublish bool, cpu *cpuMeter) float64 {
+// backlog is the shape of a seeded backlog: events spread round-robin over
+// aggregates.
+type backlog struct{ events, aggregates int }
+
+// drain seeds bl b.N times, runs `relays` relays until all are published and
+// returns events per second over the timed drains; cpu meters the timed
+// drains. It checks afterwards that no row is left pending.
+func drain(b *testing.B, bd *benchDB, pub relay.Publisher, bl backlog, relays, batch int, deleteOnPublish bool, cpu *cpuMeter) float64 {
 	ctx := context.Background()
 	var total time.Duration
 	events := 0
@@ -315,9 +319,9 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		if _, err := bd.db.ExecContext(ctx, "DELETE FROM "+bd.dialect.Table()); err != nil {
 			b.Fatal(err)
 		}
-		seed(b, bd, *drainEvents, *drainAggregates)
+		seed(b, bd, bl.events, bl.aggregates)
 		b.StartTimer()
-		counter := &publishedCounter{target: int64(*drainEvents), done: make(chan struct{})}
+		counter := &publishedCounter{target: int64(bl.events), done: make(chan struct{})}
 		cpu.start()
 		stopProfile := startDrainProfile(b)
 		start := time.Now()
@@ -337,12 +341,12 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		select {
 		case <-counter.done:
 		case <-time.After(10 * time.Minute):
-			b.Fatalf("drain: %d of %d published after 10 minutes", counter.n.Load(), *drainEvents)
+			b.Fatalf("drain: %d of %d published after 10 minutes", counter.n.Load(), bl.events)
 		}
 		total += time.Since(start)
 		stopProfile()
-		cpu.stop(*drainEvents)
-		events += *drainEvents
+		cpu.stop(bl.events)
+		events += bl.events
 		cancel()
 		wg.Wait()
 		b.StopTimer()
@@ -350,7 +354,7 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, relays, batch int, de
 		if err != nil {
 			b.Fatal(err)
 		}
-		if st.Pending != 0 || counter.n.Load() != int64(*drainEvents) {
+		if st.Pending != 0 || counter.n.Load() != int64(bl.events) {
 			b.Fatalf("drain: %d published, %d still pending", counter.n.Load(), st.Pending)
 		}
 		b.StartTimer()

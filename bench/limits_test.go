@@ -90,11 +90,7 @@ func BenchmarkDrainVsLimit(b *testing.B) {
 	for _, dbName := range []string{"postgres", "mysql"} {
 		b.Run(dbName, func(b *testing.B) {
 			bd := openBenchDB(b, dbName)
-			nc := testnats.Connect(b, testnats.URL(b))
-			js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
-			if err != nil {
-				b.Fatal(err)
-			}
+			nc, js := benchJetStream(b)
 			for _, relays := range []int{1, 2, 4} {
 				for _, mode := range []string{"update", "delete"} {
 					b.Run(fmt.Sprintf("relays=%d/%s", relays, mode), func(b *testing.B) {
@@ -106,10 +102,7 @@ func BenchmarkDrainVsLimit(b *testing.B) {
 						serial := bareClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix}, &serialCPU)
 						leased := leasedClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix}, &leasedCPU)
 						pub := benchPublisher(b, js, nc, "jetstream")
-						old := *drainEvents
-						*drainEvents = *limitsEvents
-						rate := drain(b, bd, pub, relays, limitsBatch, del, &drainCPU)
-						*drainEvents = old
+						rate := drain(b, bd, pub, backlog{*limitsEvents, *drainAggregates}, relays, limitsBatch, del, &drainCPU)
 						b.ReportMetric(limit, "limit-events/s")
 						b.ReportMetric(serial, "serial-events/s")
 						b.ReportMetric(rate, "events/s")
