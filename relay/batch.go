@@ -199,7 +199,9 @@ func (r *Relay) publishBatch(ctx context.Context, recs []dialects.Record, leaseU
 			if IsPermanent(err) || attempt >= r.cfg.MaxAttempts {
 				f.Dead = true
 				f.NextAttemptAt = ackAt
-				out.deadMsgs = append(out.deadMsgs, msgs[i])
+				dm := msgs[i]
+				dm.Dead = &DeadInfo{Error: f.Error, Attempts: attempt, At: ackAt}
+				out.deadMsgs = append(out.deadMsgs, dm)
 				out.deadErrs = append(out.deadErrs, err)
 				blocked[aggKey(rec)] = true
 			} else {

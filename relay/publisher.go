@@ -29,6 +29,20 @@ type Message struct {
 	Attempt int
 	// Critical reports whether the event came from a time-critical transaction.
 	Critical bool
+	// Dead is set only on messages handed to Config.DeadLetter: why and when
+	// the event was dead-lettered. Publishers send it as headers so that a
+	// dead-letter destination carries the error text, attempts and time.
+	Dead *DeadInfo
+}
+
+// DeadInfo describes why an event was dead-lettered.
+type DeadInfo struct {
+	// Error is the last publish error's text (truncated to 1000 bytes).
+	Error string
+	// Attempts is the number of failed publish attempts, the last included.
+	Attempts int
+	// At is when the relay dead-lettered the event.
+	At time.Time
 }
 
 // Publisher delivers messages to a broker.
