@@ -1,8 +1,9 @@
 // Package dialects defines the contract between jitoutbox and a database.
 //
 // A Dialect owns every SQL statement jitoutbox sends: the schema, the
-// multi-row INSERT used by txoutbox on commit, and the claim, mark, retry,
-// dead-letter, requeue and cleanup statements used by the relay. One package
+// multi-row INSERT used by txoutbox on commit, the partition ownership
+// sessions of relays, and the read, mark, retry, dead-letter, requeue, skip
+// and cleanup statements used by the relay. One package
 // per database implements it (dialects/postgres, dialects/mysql,
 // dialects/sqlite); each keeps its SQL in embedded .sql files and passes the
 // shared conformance suite in dialects/dialecttest.
@@ -68,6 +69,10 @@ type Event struct {
 	Critical bool
 	// CreatedAt is the registration time, UTC.
 	CreatedAt time.Time
+	// Partition is PartitionOf(AggregateType, AggregateID, P) for the
+	// table's partition count P: every event of one aggregate is in one
+	// partition, and one relay at a time owns a partition.
+	Partition int
 }
 
 // IsJSON reports whether the event's content type is JSON.
@@ -95,52 +100,25 @@ const (
 	StateDead      State = 2
 )
 
-// LeasingInserter is an optional extension of Dialect for the just-in-time
-// path without a claim (notify.Leaser): InsertLeased writes events like
-// Insert, with one statement, and leases to owner, until leaseUntil, each
-// event whose aggregate has no pending row visible to the transaction (so
-// that no earlier event of the aggregate can be overtaken). It returns the
-// leased events as records (Seq set, Attempts 0, CreatedAt as stored), in
-// Seq order; the others are written unleased, for the relay's claim. A
-// dialect may lease none (too many events for one statement).
-type LeasingInserter interface {
-	InsertLeased(ctx context.Context, q Querier, events []Event, owner string, leaseUntil time.Time) ([]Record, error)
-}
-
-// ClaimRequest asks a dialect to lease a batch of rows to one relay.
-type ClaimRequest struct {
-	// Owner identifies the relay instance taking the lease.
-	Owner string
-	// Limit is the maximum number of rows to claim (> 0).
-	Limit int
-	// Now is the relay's clock.
-	Now time.Time
-	// LeaseUntil is when the lease expires if the owner neither marks nor
-	// releases the rows.
-	LeaseUntil time.Time
-	// IDs, when non-empty, restricts the claim to these event ids (the
-	// committing process's fast path for its own just-committed events).
-	IDs []string
-	// Window, when > 0 (scan claims only), bounds the work of a speculative
-	// claim: the dialect may examine only the first Window rows that are
-	// due and not leased, in Seq order, and so return fewer than Limit rows,
-	// or none, although claimable rows lie further on. The relay sets it
-	// when it claims the next batch while its previous one is still leased
-	// (whose aggregates the claim must hold back) and follows a short or
-	// empty result with a claim without a window. Zero examines every row;
-	// a dialect that ignores Window stays correct, only slower.
-	Window int
-}
-
 // Failure records one failed publish.
 type Failure struct {
 	Seq int64
+	// Partition, AggregateType and AggregateID locate the row's aggregate
+	// (for its block).
+	Partition     int
+	AggregateType string
+	AggregateID   string
 	// Error is the last error text (truncated by the dialect if needed).
 	Error string
-	// NextAttemptAt is when the row becomes claimable again.
+	// NextAttemptAt is when the row is due again.
 	NextAttemptAt time.Time
 	// Dead moves the row to StateDead.
 	Dead bool
+	// Block records a block on the row's aggregate: later rows of the
+	// aggregate are not read until NextAttemptAt (a retry) or, for a dead
+	// row, until an operator requeues or skips it. A dead row without Block
+	// releases its aggregate (Config.ReleaseOnDead in the relay).
+	Block bool
 }
 
 // RequeueFilter selects dead rows to move back to pending. Exactly one way of
@@ -164,6 +142,36 @@ type Stats struct {
 	OldestPending time.Time
 }
 
+// Mark records the outcome of published rows.
+type Mark struct {
+	// Token is the ownership token of the relay's session (Session.Token):
+	// only rows of partitions that this token still owns are marked.
+	Token string
+	// Seqs are the published rows.
+	Seqs []int64
+	// Unblock lists the seqs among Seqs that had failed before (Attempts >
+	// 0): their aggregates' retry blocks are removed with the mark.
+	Unblock []int64
+	// At is the publish time (ignored when Delete).
+	At time.Time
+	// Delete deletes the rows instead of setting the published state.
+	Delete bool
+}
+
+// ReadRequest asks for pending rows of owned partitions.
+type ReadRequest struct {
+	// Partitions are the partitions to read (those the relay owns).
+	Partitions []int
+	// After, when > 0, returns only rows with Seq > After: the relay's read
+	// ahead while a batch is in flight. Reads without After find every
+	// pending row, including a lower Seq that committed after a higher one.
+	After int64
+	// Limit is the most rows returned (> 0).
+	Limit int
+	// Now is the relay's clock.
+	Now time.Time
+}
+
 // Dialect is the set of operations jitoutbox needs from a database.
 //
 // Semantics every implementation must honour (tested by dialecttest):
@@ -171,53 +179,69 @@ type Stats struct {
 //   - Insert writes all events with as few multi-row INSERT statements as the
 //     database's bind-parameter limit allows (one for any realistic
 //     transaction), in slice order, so that Seq follows registration order.
-//   - Claim leases pending rows whose NextAttemptAt <= Now and whose lease is
-//     free or expired, in Seq order, up to Limit. A row is claimable only if no
-//     earlier pending row of the same aggregate is leased (lease not expired)
-//     or backing off (NextAttemptAt > Now); with IDs set, also only if every
-//     earlier pending row of its aggregate is in IDs. Published and dead rows
-//     never block. Concurrent claims from many relays in many processes never
-//     lease one row twice and never let two relays hold events of one
-//     aggregate at once (claims are serialised with a lock row).
-//   - MarkPublished, Delete, Fail and Release touch only rows still leased by
-//     Owner, and each is one statement per batch where the database allows it.
+//     Each event's Partition is written as given (txoutbox computes it with
+//     PartitionOf).
+//   - Read is a plain SELECT (no lock, no write): pending rows of the given
+//     partitions, due (NextAttemptAt <= Now), in Seq order, up to Limit,
+//     leaving out every row of an aggregate with a block on an earlier row
+//     (a dead row, or a retry not yet due). Ownership of the partitions is
+//     the caller's: a Session proves it.
+//   - Mark and Fail change only rows of partitions that the given token owns
+//     at the time of the statement (fencing): a relay that lost a partition
+//     changes nothing in it.
 type Dialect interface {
 	// Name is the dialect's name: "postgres", "mysql" or "sqlite".
 	Name() string
 	// Table is the validated outbox table name.
 	Table() string
-	// Schema returns the DDL (tables and indexes) as plain SQL text,
-	// statements separated by ";\n", for users' own migration tools.
+	// Schema returns the DDL of the current schema version (every
+	// migration, in order) as plain SQL text, statements separated by
+	// ";\n", for users' own migration tools.
 	Schema() string
-	// Migrate applies Schema idempotently.
+	// Migrate applies the numbered migrations the database lacks, in order,
+	// under a lock, recording each in the <table>_migrations table. A new
+	// table gets the partition count configured on the dialect (default
+	// DefaultPartitions).
 	Migrate(ctx context.Context, db *sql.DB) error
+	// Partitions reads the table's partition count. It fails with an error
+	// wrapping ErrSchemaVersion when the schema is not at this version (run
+	// Migrate), and ErrPartitionMismatch when the dialect was configured with
+	// another count.
+	Partitions(ctx context.Context, q Querier) (int, error)
 	// MaxInsertRows is the most events one INSERT statement carries.
 	MaxInsertRows() int
 
 	// Insert writes events inside the caller's transaction.
 	Insert(ctx context.Context, q Execer, events []Event) error
+	// InsertHandoff writes events like Insert and returns, as records (Seq
+	// set, Attempts 0), in Seq order, those that may be handed to the
+	// owner of their partition in memory after COMMIT: events whose
+	// aggregate has no pending row and no block visible to the transaction.
+	// The others are left to the owner's Read.
+	InsertHandoff(ctx context.Context, q Querier, events []Event) ([]Record, error)
 
-	// Claim leases a batch of rows to req.Owner and returns them in Seq order:
-	// due, unleased rows that no earlier pending row of their aggregate holds
-	// back (leased or not yet due). It may return fewer than req.Limit rows
-	// while more are claimable (a bounded first look); an empty result of a
-	// scan claim without a Window means nothing is claimable now.
-	Claim(ctx context.Context, db *sql.DB, req ClaimRequest) ([]Record, error)
-	// MarkPublished sets the published state and time on seqs leased by owner.
-	MarkPublished(ctx context.Context, db *sql.DB, owner string, seqs []int64, at time.Time) (int64, error)
-	// Delete deletes seqs leased by owner (delete-on-publish mode).
-	Delete(ctx context.Context, db *sql.DB, owner string, seqs []int64) (int64, error)
-	// Fail records failed attempts (attempts+1, last error, next attempt time,
-	// dead when asked) and releases the lease.
-	Fail(ctx context.Context, db *sql.DB, owner string, failures []Failure) error
-	// Release gives back leases without counting an attempt; the rows become
-	// claimable at notBefore (use the zero time for at once).
-	Release(ctx context.Context, db *sql.DB, owner string, seqs []int64, notBefore time.Time) error
-	// Requeue moves matching dead rows back to pending with attempts reset.
-	// Requeued rows rejoin their aggregate's order by Seq: a dead row that
-	// is requeued while later rows of its aggregate are in flight may reach
-	// the broker after them (the operator chose to resend it).
+	// OpenSession starts a relay's ownership session (see Session). relay
+	// names the relay in the relays table; lease is how long ownership
+	// lasts without a Check on dialects that use leases.
+	OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (Session, error)
+	// Read returns pending rows of owned partitions (see the rules above).
+	Read(ctx context.Context, db *sql.DB, req ReadRequest) ([]Record, error)
+	// Mark sets the published state (or deletes) the rows of m.Seqs in
+	// partitions m.Token owns, removes the retry blocks of m.Unblock, and
+	// returns how many rows it changed.
+	Mark(ctx context.Context, db *sql.DB, m Mark) (int64, error)
+	// Fail records failed attempts (attempts+1, last error, next attempt
+	// time, dead when asked, blocks when asked) on rows of partitions token
+	// owns.
+	Fail(ctx context.Context, db *sql.DB, token string, failures []Failure) error
+	// Requeue moves matching dead rows back to pending with attempts reset,
+	// and removes their blocks: a requeued row is published before the
+	// later rows of its aggregate that waited behind it.
 	Requeue(ctx context.Context, db *sql.DB, f RequeueFilter, now time.Time) (int64, error)
+	// Skip removes the blocks of matching dead rows (which stay dead), so
+	// that the later rows of their aggregates flow. It returns the number
+	// of blocks removed.
+	Skip(ctx context.Context, db *sql.DB, f RequeueFilter) (int64, error)
 	// Cleanup deletes up to limit published rows published before `before`.
 	Cleanup(ctx context.Context, db *sql.DB, before time.Time, limit int) (int64, error)
 	// TryLock takes or renews the named lease for owner until `until` and

@@ -26,12 +26,11 @@ type Inspector interface {
 	// Get returns the row of one event id, in any state, or an error
 	// wrapping ErrEventNotFound.
 	Get(ctx context.Context, db *sql.DB, id string) (Row, error)
-	// Blockers returns up to limit aggregates that need an operator's
-	// attention at `now`: those with dead rows, and those whose oldest
-	// pending row (which holds back every later row of the aggregate) is
-	// backing off after a failure or leased to a relay. They are ordered by
-	// the Seq of that oldest pending row (aggregates without pending rows
-	// last, by their first dead row).
+	// Blockers returns up to limit aggregates held back at `now`: behind a
+	// dead row (until an operator requeues or skips it) or behind a row
+	// backing off after a failure. They are ordered by the Seq of the row
+	// that blocks them (Blocker.Head). The cost is bounded by the number of
+	// blocked aggregates, not by the table.
 	Blockers(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]Blocker, error)
 }
 
@@ -71,13 +70,8 @@ type Row struct {
 	Record
 	// State is pending, published or dead.
 	State State
-	// NextAttemptAt is when a pending row becomes claimable.
+	// NextAttemptAt is when a pending row is due.
 	NextAttemptAt time.Time
-	// LockedBy is the relay that holds (or last held, for published rows)
-	// the row's lease; "" if none.
-	LockedBy string
-	// LockedUntil is when the lease expires; zero if none.
-	LockedUntil time.Time
 	// LastError is the last publish error; "" if none.
 	LastError string
 	// PublishedAt is when the row was published; zero unless published.
@@ -115,27 +109,23 @@ type BlockReason string
 
 // Block reasons, most severe first.
 const (
-	// BlockBackingOff: the oldest pending row failed and waits for its next
+	// BlockDead: a row of the aggregate is dead; later rows wait until an
+	// operator requeues it (it is then published first) or skips it.
+	BlockDead BlockReason = "dead"
+	// BlockBackingOff: a row of the aggregate failed and waits for its next
 	// attempt; later rows of the aggregate wait behind it.
 	BlockBackingOff BlockReason = "backing-off"
-	// BlockLeased: the oldest pending row is leased to a relay (in flight,
-	// or held by a relay that died until the lease expires).
-	BlockLeased BlockReason = "leased"
-	// BlockDead: the aggregate has dead rows (later rows were not held back
-	// but the dead ones need a requeue or a decision).
-	BlockDead BlockReason = "dead"
 )
 
 // Blocker is one aggregate listed by Inspector.Blockers.
 type Blocker struct {
 	AggregateType string
 	AggregateID   string
-	// Reason is why the aggregate is listed (BlockBackingOff or BlockLeased
-	// when its oldest pending row is held, otherwise BlockDead).
+	// Reason is why the aggregate is held back.
 	Reason BlockReason
 	// Pending and Dead count the aggregate's rows in those states.
 	Pending int64
 	Dead    int64
-	// Head is the aggregate's oldest pending row; nil when it has none.
+	// Head is the row that blocks the aggregate.
 	Head *Row
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
-//go:embed sql/*.sql
+//go:embed sql/*.sql sql/migrations/*.sql
 var sqlFiles embed.FS
 
 // maxParams is PostgreSQL's bind-parameter limit per statement.
@@ -25,23 +25,25 @@ const maxParams = 65535
 // Dialect is the PostgreSQL implementation of dialects.Dialect. It is safe
 // for concurrent use.
 type Dialect struct {
-	table  string
-	schema string
-	insert *sqlkit.InsertBuilder
-	insp   *sqlkit.Inspector // the Inspector methods' statements
-	stmts  sqlkit.StmtCache  // the claim and the mark, prepared: one round trip a call
+	table      string
+	partitions int // configured; 0: the table's, whatever it is
+	schema     string
+	migrator   sqlkit.Migrator
+	insert     *sqlkit.InsertBuilder
+	handoff    *sqlkit.InsertBuilder // insert_handoff.sql, rows, insert_handoff_tail.sql
+	insp       *sqlkit.Inspector     // the Inspector methods' statements
+	stmts      sqlkit.StmtCache      // the read and the mark, prepared: one round trip a call
 
-	leased *sqlkit.InsertBuilder // insert_leased.sql, rows, insert_leased_tail.sql
+	partNS, memberNS int32 // advisory lock namespaces of partitions and relay sessions
+	sess             sessionSQL
 
-	migrateLock, claim, markPublished, del, fail, release string
-	requeueIDs, requeueAggregate, requeueAll              string
-	cleanup, tryLock, stats                               string
+	migrateLock, partitionsQ, partitionsMeta, read, mark, fail string
+	requeueIDs, requeueAggregate, requeueAll                   string
+	skipIDs, skipAggregate, skipAll                            string
+	cleanup, tryLock, stats, fillSelect, fillUpdate            string
 }
 
-var (
-	_ dialects.Dialect         = (*Dialect)(nil)
-	_ dialects.LeasingInserter = (*Dialect)(nil)
-)
+var _ dialects.Dialect = (*Dialect)(nil)
 
 // New returns a PostgreSQL dialect for the table named by WithTable (default
 // dialects.DefaultTable).
@@ -52,31 +54,63 @@ func New(opts ...Option) (*Dialect, error) {
 			return nil, err
 		}
 	}
-	d := &Dialect{table: c.table}
+	d := &Dialect{table: c.table, partitions: c.partitions}
+	createParts := c.partitions
+	if createParts == 0 {
+		createParts = dialects.DefaultPartitions
+	}
+	render := func(src string) string {
+		return strings.ReplaceAll(sqlkit.Render(src, c.table), "{{partitions}}", strconv.Itoa(createParts))
+	}
 	load := func(name string) string {
 		b, err := sqlFiles.ReadFile("sql/" + name)
 		if err != nil {
 			panic("jitoutbox/postgres: missing embedded " + name) // build-time invariant
 		}
-		return sqlkit.Render(string(b), c.table)
+		return render(string(b))
 	}
-	d.schema = load("schema.sql")
-	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"),
-		func(i int) string { return "$" + strconv.Itoa(i+1) })
-	d.leased = sqlkit.NewInsertBuilder(load("insert_leased.sql"), load("insert_leased_row.sql"),
-		func(i int) string { return "$" + strconv.Itoa(i+1) }).WithTail(load("insert_leased_tail.sql"))
+	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
+	if err != nil {
+		panic("jitoutbox/postgres: " + err.Error()) // build-time invariant
+	}
+	d.schema = sqlkit.SchemaText(migs)
+	d.migrator = sqlkit.Migrator{
+		Migrations:     migs,
+		CreateVersions: load("versions_create.sql"),
+		ReadVersions:   load("versions_read.sql"),
+		InsertVersion:  load("versions_insert.sql"),
+		LegacyExists:   load("legacy_exists.sql"),
+		Steps:          map[string]func(context.Context, dialects.Querier) error{"fill-partitions": d.fillPartitions},
+		Name:           "jitoutbox/postgres",
+	}
+	ph := func(i int) string { return "$" + strconv.Itoa(i+1) }
+	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), ph)
+	d.handoff = sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), ph).
+		WithTail(load("insert_handoff_tail.sql"))
+	d.partNS = sqlkit.LockNamespace(c.table)
+	d.memberNS = d.partNS ^ 0x40000000
+	d.sess = sessionSQL{
+		open: load("session_open.sql"), gc: load("session_gc.sql"), take: load("session_take.sql"),
+		release: load("session_release.sql"), check: load("session_check.sql"), view: load("session_view.sql"),
+		close: load("session_close.sql"), wait: load("session_wait.sql"),
+	}
 	d.migrateLock = load("migrate_lock.sql")
-	d.claim = load("claim.sql")
-	d.markPublished = load("mark_published.sql")
-	d.del = load("delete.sql")
+	d.partitionsQ = load("partitions.sql")
+	d.partitionsMeta = load("partitions_meta.sql")
+	d.read = load("read.sql")
+	d.mark = load("mark.sql")
 	d.fail = load("fail.sql")
-	d.release = load("release.sql")
 	d.requeueIDs = load("requeue_ids.sql")
 	d.requeueAggregate = load("requeue_aggregate.sql")
 	d.requeueAll = load("requeue_all.sql")
+	d.skipIDs = load("skip_ids.sql")
+	d.skipAggregate = load("skip_aggregate.sql")
+	d.skipAll = load("skip_all.sql")
 	d.cleanup = load("cleanup.sql")
 	d.tryLock = load("trylock.sql")
 	d.stats = load("stats.sql")
+	d.fillSelect = load("fill_select.sql")
+	d.fillUpdate = load("fill_update.sql")
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err
@@ -91,14 +125,18 @@ func (d *Dialect) Name() string { return "postgres" }
 // Table returns the outbox table name.
 func (d *Dialect) Table() string { return d.table }
 
-// Schema returns the DDL that Migrate applies, statements separated by ";\n".
+// Schema returns the DDL of every migration in order (Migrate applies the
+// missing ones), statements separated by ";\n". A new table made from it
+// gets the dialect's partition count. To upgrade a table that has rows, use
+// Migrate: migration 002 sets the partition of existing rows in Go.
 func (d *Dialect) Schema() string { return d.schema }
 
 // MaxInsertRows is the most events one INSERT carries.
 func (d *Dialect) MaxInsertRows() int { return maxParams / d.insert.Columns() }
 
-// Migrate applies Schema in one transaction under an advisory lock; it is
-// idempotent and safe to run from several processes at once.
+// Migrate applies the missing migrations in one transaction under an
+// advisory lock; it is idempotent and safe to run from several processes
+// at once. A table made before versioned migrations counts as version 1.
 func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -108,15 +146,49 @@ func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
 	if _, err := tx.ExecContext(ctx, d.migrateLock); err != nil {
 		return fmt.Errorf("jitoutbox/postgres: migrate: lock: %w", err)
 	}
-	for _, stmt := range sqlkit.SplitStatements(d.schema) {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("jitoutbox/postgres: migrate: %w", err)
-		}
+	if err := d.migrator.Run(ctx, tx); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("jitoutbox/postgres: migrate: commit: %w", err)
 	}
+	if _, err := d.Partitions(ctx, db); err != nil {
+		return err
+	}
 	return nil
+}
+
+// fillPartitions is migration 002's Go step: it sets the partition of the
+// pending and dead rows of a table made by an earlier version.
+func (d *Dialect) fillPartitions(ctx context.Context, q dialects.Querier) error {
+	var n int
+	if err := q.QueryRowContext(ctx, d.partitionsMeta).Scan(&n); err != nil {
+		return err
+	}
+	return sqlkit.FillPartitions(ctx, q, n, d.fillSelect, func(ctx context.Context, part int, seqs []int64) error {
+		_, err := q.ExecContext(ctx, d.fillUpdate, part, intArray(seqs))
+		return err
+	})
+}
+
+// Partitions reads the table's partition count; see dialects.Dialect.
+func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, error) {
+	var n int
+	var v sql.NullInt64
+	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v); err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("jitoutbox/postgres: read partition count: %w", err)
+		}
+		return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
+	}
+	if latest := d.migrator.Latest(); int(v.Int64) < latest {
+		return 0, fmt.Errorf("%w: table %s is at version %d, this version needs %d", dialects.ErrSchemaVersion, d.table, v.Int64, latest)
+	}
+	if d.partitions != 0 && d.partitions != n {
+		return 0, fmt.Errorf("%w: table %s has %d partitions, the dialect was given %d (WithPartitions)",
+			dialects.ErrPartitionMismatch, d.table, n, d.partitions)
+	}
+	return n, nil
 }
 
 // payloadArgs splits a payload between the payload and payload_json
@@ -160,73 +232,71 @@ func insertArgs(events []dialects.Event, cols, extra int) ([]any, error) {
 		bin, js := payloadArgs(e)
 		created := sqlkit.UTC(e.CreatedAt)
 		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, bin, js,
-			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created)
+			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created, e.Partition)
 	}
 	return args, nil
 }
 
-// InsertLeased writes events with one INSERT and leases to owner, until
-// leaseUntil, each event whose aggregate has no pending row visible to the
-// transaction (insert_leased.sql). It returns the leased events as records
-// in Seq order. Events that do not fit in one statement are written by
-// Insert, unleased.
-func (d *Dialect) InsertLeased(ctx context.Context, q dialects.Querier, events []dialects.Event, owner string, leaseUntil time.Time) ([]dialects.Record, error) {
+// InsertHandoff writes events with one INSERT and returns, as records in
+// Seq order, those whose aggregate has no pending row and no block visible
+// to the transaction (insert_handoff.sql). Events that do not fit in one
+// statement are written by Insert and none is returned.
+func (d *Dialect) InsertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
 	n := len(events)
 	if n == 0 {
 		return nil, nil
 	}
-	cols := d.leased.Columns()
-	if (n+1)*cols > maxParams {
+	cols := d.handoff.Columns()
+	if n*cols > maxParams {
 		return nil, d.Insert(ctx, q, events)
 	}
-	args, err := insertArgs(events, cols, 2)
+	args, err := insertArgs(events, cols, 0)
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, owner, sqlkit.UTC(leaseUntil))
-	rows, err := q.QueryContext(ctx, d.leased.SQL(n), args...)
+	rows, err := q.QueryContext(ctx, d.handoff.SQL(n), args...)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
 	}
-	recs, err := sqlkit.LeasedRecords(rows, events)
+	recs, err := sqlkit.HandoffRecords(rows, events)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
 	}
 	return recs, nil
 }
 
-// Claim leases up to req.Limit claimable rows to req.Owner with one
-// autocommit statement: the <table>_claim function (schema.sql) locks the
-// claim row, then runs one UPDATE ... FROM (SELECT ... FOR UPDATE SKIP
-// LOCKED) RETURNING statement with a fresh snapshot.
-func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimRequest) ([]dialects.Record, error) {
-	if req.Limit <= 0 {
+// Read returns pending, due, unblocked rows of req.Partitions in Seq order
+// (read.sql, prepared).
+func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return nil, nil
 	}
-	var ids any // NULL: scan
-	if len(req.IDs) > 0 {
-		ids = textArray(req.IDs)
-	}
-	stmt, err := d.stmts.Stmt(ctx, db, d.claim)
+	stmt, err := d.stmts.Stmt(ctx, db, d.read)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: claim: prepare: %w", err)
+		return nil, fmt.Errorf("jitoutbox/postgres: read: prepare: %w", err)
 	}
-	var window any // NULL: examine every candidate
-	if req.Window > 0 && len(req.IDs) == 0 {
-		window = req.Window
-	}
-	rows, err := stmt.QueryContext(ctx, req.Owner, sqlkit.UTC(req.LeaseUntil), sqlkit.UTC(req.Now), req.Limit, ids, window)
+	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), req.After, sqlkit.UTC(req.Now), req.Limit)
 	if err != nil {
-		if ctx.Err() == nil {
-			d.stmts.Forget(d.claim) // e.g. the function was dropped and created again
-		}
-		return nil, fmt.Errorf("jitoutbox/postgres: claim: %w", err)
+		return nil, fmt.Errorf("jitoutbox/postgres: read: %w", err)
 	}
 	recs, err := sqlkit.ScanRecords(rows, true, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: claim: %w", err)
+		return nil, fmt.Errorf("jitoutbox/postgres: read: %w", err)
 	}
 	return recs, nil
+}
+
+// partArray renders partitions as a PostgreSQL array literal.
+func partArray(parts []int) string {
+	b := make([]byte, 0, 2+len(parts)*4)
+	b = append(b, '{')
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(p), 10)
+	}
+	return string(append(b, '}'))
 }
 
 // intArray renders seqs as a PostgreSQL array literal ("{1,2,3}"), bound as
@@ -280,80 +350,67 @@ func affected(op string) func(sql.Result, error) (int64, error) {
 	}
 }
 
-// MarkPublished marks seqs leased by owner as published at `at`.
-func (d *Dialect) MarkPublished(ctx context.Context, db *sql.DB, owner string, seqs []int64, at time.Time) (int64, error) {
-	if len(seqs) == 0 {
+// Mark marks (or deletes) m.Seqs in partitions m.Token owns with one call
+// of the <table>_mark function (prepared; no wait for the WAL flush).
+func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
+	if len(m.Seqs) == 0 {
 		return 0, nil
 	}
-	return d.mark(ctx, db, "mark published", d.markPublished, sqlkit.UTC(at), intArray(seqs), owner)
-}
-
-// Delete deletes seqs leased by owner.
-func (d *Dialect) Delete(ctx context.Context, db *sql.DB, owner string, seqs []int64) (int64, error) {
-	if len(seqs) == 0 {
-		return 0, nil
+	var unblock, at any
+	if len(m.Unblock) > 0 {
+		unblock = intArray(m.Unblock)
 	}
-	return d.mark(ctx, db, "delete", d.del, intArray(seqs), owner)
-}
-
-// mark runs query, a prepared call of the mark function (schema.sql), and
-// returns the rows it marked or deleted.
-func (d *Dialect) mark(ctx context.Context, db *sql.DB, op, query string, args ...any) (int64, error) {
-	stmt, err := d.stmts.Stmt(ctx, db, query)
+	if !m.Delete {
+		at = sqlkit.UTC(m.At)
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, d.mark)
 	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/postgres: %s: prepare: %w", op, err)
+		return 0, fmt.Errorf("jitoutbox/postgres: mark: prepare: %w", err)
 	}
 	var n int64
-	if err := stmt.QueryRowContext(ctx, args...).Scan(&n); err != nil {
+	if err := stmt.QueryRowContext(ctx, m.Token, intArray(m.Seqs), unblock, at).Scan(&n); err != nil {
 		if ctx.Err() == nil {
-			d.stmts.Forget(query) // e.g. the function was dropped and created again
+			d.stmts.Forget(d.mark) // e.g. the function was dropped and created again
 		}
-		return 0, fmt.Errorf("jitoutbox/postgres: %s: %w", op, err)
+		return 0, fmt.Errorf("jitoutbox/postgres: mark: %w", err)
 	}
 	return n, nil
 }
 
-// Fail records failed attempts in one transaction and releases the leases.
-func (d *Dialect) Fail(ctx context.Context, db *sql.DB, owner string, failures []dialects.Failure) error {
+// failJSON is one failure as fail.sql reads it.
+type failJSON struct {
+	Seq   int64     `json:"seq"`
+	Part  int       `json:"part"`
+	AT    string    `json:"at"`
+	AI    string    `json:"ai"`
+	Err   string    `json:"err"`
+	Next  time.Time `json:"next"`
+	Dead  bool      `json:"dead"`
+	Block bool      `json:"block"`
+}
+
+// Fail records failed attempts and blocks with one statement (fail.sql).
+func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures []dialects.Failure) error {
 	if len(failures) == 0 {
 		return nil
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	fs := make([]failJSON, len(failures))
+	for i, f := range failures {
+		fs[i] = failJSON{Seq: f.Seq, Part: f.Partition, AT: f.AggregateType, AI: f.AggregateID,
+			Err: sqlkit.TruncateError(f.Error), Next: sqlkit.UTC(f.NextAttemptAt), Dead: f.Dead, Block: f.Block}
+	}
+	b, err := json.Marshal(fs)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/postgres: fail: begin: %w", err)
+		return fmt.Errorf("jitoutbox/postgres: fail: %w", err)
 	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	for _, f := range failures {
-		state := dialects.StatePending
-		if f.Dead {
-			state = dialects.StateDead
-		}
-		if _, err := tx.ExecContext(ctx, d.fail, sqlkit.TruncateError(f.Error), sqlkit.UTC(f.NextAttemptAt),
-			int(state), f.Seq, owner); err != nil {
-			return fmt.Errorf("jitoutbox/postgres: fail seq %d: %w", f.Seq, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("jitoutbox/postgres: fail: commit: %w", err)
+	if _, err := db.ExecContext(ctx, d.fail, token, string(b)); err != nil {
+		return fmt.Errorf("jitoutbox/postgres: fail: %w", err)
 	}
 	return nil
 }
 
-// Release gives back leases held by owner; the rows become claimable at
-// notBefore (zero: at once).
-func (d *Dialect) Release(ctx context.Context, db *sql.DB, owner string, seqs []int64, notBefore time.Time) error {
-	if len(seqs) == 0 {
-		return nil
-	}
-	var nb any
-	if !notBefore.IsZero() {
-		nb = sqlkit.UTC(notBefore)
-	}
-	_, err := affected("release")(db.ExecContext(ctx, d.release, nb, intArray(seqs), owner))
-	return err
-}
-
-// Requeue moves dead rows selected by f back to pending. IDs must be UUIDs.
+// Requeue moves dead rows selected by f back to pending and removes their
+// blocks. IDs must be UUIDs.
 func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFilter, now time.Time) (int64, error) {
 	sel, err := sqlkit.RequeueSelector(f)
 	if err != nil {
@@ -362,12 +419,37 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 	n := sqlkit.UTC(now)
 	switch sel {
 	case sqlkit.SelectIDs:
-		return affected("requeue")(db.ExecContext(ctx, d.requeueIDs, n, textArray(f.IDs)))
+		return count(ctx, db, "requeue", d.requeueIDs, n, textArray(f.IDs))
 	case sqlkit.SelectAggregate:
-		return affected("requeue")(db.ExecContext(ctx, d.requeueAggregate, n, f.AggregateType, f.AggregateID))
+		return count(ctx, db, "requeue", d.requeueAggregate, n, f.AggregateType, f.AggregateID)
 	default:
-		return affected("requeue")(db.ExecContext(ctx, d.requeueAll, n))
+		return count(ctx, db, "requeue", d.requeueAll, n)
 	}
+}
+
+// Skip removes the blocks of dead rows selected by f. IDs must be UUIDs.
+func (d *Dialect) Skip(ctx context.Context, db *sql.DB, f dialects.RequeueFilter) (int64, error) {
+	sel, err := sqlkit.RequeueSelector(f)
+	if err != nil {
+		return 0, err
+	}
+	switch sel {
+	case sqlkit.SelectIDs:
+		return count(ctx, db, "skip", d.skipIDs, textArray(f.IDs))
+	case sqlkit.SelectAggregate:
+		return count(ctx, db, "skip", d.skipAggregate, f.AggregateType, f.AggregateID)
+	default:
+		return count(ctx, db, "skip", d.skipAll)
+	}
+}
+
+// count runs a statement that returns one count.
+func count(ctx context.Context, db *sql.DB, op, query string, args ...any) (int64, error) {
+	var n int64
+	if err := db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("jitoutbox/postgres: %s: %w", op, err)
+	}
+	return n, nil
 }
 
 // Cleanup deletes up to limit rows published before `before`.

@@ -143,19 +143,14 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("%s: blockers: scan: %w", in.op, err)
 		}
-		b.Reason = dialects.BlockDead
-		if s.seq.Valid {
-			r, err := s.row()
-			if err != nil {
-				return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
-			}
-			b.Head = &r
-			switch {
-			case r.LockedUntil.After(now):
-				b.Reason = dialects.BlockLeased
-			case r.NextAttemptAt.After(now):
-				b.Reason = dialects.BlockBackingOff
-			}
+		r, err := s.row()
+		if err != nil {
+			return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
+		}
+		b.Head = &r
+		b.Reason = dialects.BlockBackingOff
+		if r.State == dialects.StateDead {
+			b.Reason = dialects.BlockDead
 		}
 		out = append(out, b)
 	}
@@ -170,16 +165,17 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 type rowScan struct {
 	seq, attempts, state                            sql.NullInt64
 	id, aggType, aggID, eventType, contentType      sql.NullString
-	headers, idem, payloadJSON, lockedBy, lastError sql.NullString
+	headers, idem, payloadJSON, lastError           sql.NullString
+	part                                            sql.NullInt64
 	payload                                         []byte
 	critical                                        sql.NullBool
-	created, nextAttempt, lockedUntil, publishedAt  NullTime
+	created, nextAttempt, publishedAt               NullTime
 }
 
 func (s *rowScan) dest() []any {
 	return []any{&s.seq, &s.id, &s.aggType, &s.aggID, &s.eventType, &s.payload, &s.contentType,
 		&s.headers, &s.idem, &s.critical, &s.created, &s.attempts, &s.payloadJSON, &s.state,
-		&s.nextAttempt, &s.lockedBy, &s.lockedUntil, &s.lastError, &s.publishedAt}
+		&s.nextAttempt, &s.part, &s.lastError, &s.publishedAt}
 }
 
 func (s *rowScan) row() (dialects.Row, error) {
@@ -207,8 +203,7 @@ func (s *rowScan) row() (dialects.Row, error) {
 	r.Attempts = int(s.attempts.Int64)
 	r.State = dialects.State(s.state.Int64)
 	r.NextAttemptAt = s.nextAttempt.Time
-	r.LockedBy = s.lockedBy.String
-	r.LockedUntil = s.lockedUntil.Time
+	r.Partition = int(s.part.Int64)
 	r.LastError = s.lastError.String
 	r.PublishedAt = s.publishedAt.Time
 	return r, nil

@@ -9,16 +9,16 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
-// RecordColumns is the column list every dialect's claim returns, in order;
+// RecordColumns is the column list every dialect's read returns, in order;
 // PostgreSQL appends payload_json (as text) after it.
 //
 //	seq, id, aggregate_type, aggregate_id, event_type, payload, content_type,
-//	headers, idempotency_key, critical, created_at, attempts
-const RecordColumns = 12
+//	headers, idempotency_key, critical, created_at, attempts, part
+const RecordColumns = 13
 
-// ScanRecords reads claim results. withJSON says a 13th column carries the
+// ScanRecords reads read results. withJSON says a 14th column carries the
 // JSON payload text (NULL when the payload is in the payload column); hint
-// is the number of rows expected (the claim's limit), to size the result.
+// is the number of rows expected (the read's limit), to size the result.
 // Results are sorted by Seq.
 func ScanRecords(rows *sql.Rows, withJSON bool, hint int) ([]dialects.Record, error) {
 	defer rows.Close()
@@ -35,14 +35,14 @@ func ScanRecords(rows *sql.Rows, withJSON bool, hint int) ([]dialects.Record, er
 		created NullTime
 	)
 	dest := []any{&r.Seq, &r.ID, &r.AggregateType, &r.AggregateID, &r.EventType, &payload,
-		&r.ContentType, &headers, &idem, &r.Critical, &created, &r.Attempts, &pj}
+		&r.ContentType, &headers, &idem, &r.Critical, &created, &r.Attempts, &r.Partition, &pj}
 	if !withJSON {
 		dest = dest[:RecordColumns]
 	}
 	for rows.Next() {
 		r, payload, pj = dialects.Record{}, nil, sql.NullString{}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("jitoutbox: scan claimed row: %w", err)
+			return nil, fmt.Errorf("jitoutbox: scan row: %w", err)
 		}
 		if pj.Valid {
 			payload = []byte(pj.String)
@@ -60,17 +60,17 @@ func ScanRecords(rows *sql.Rows, withJSON bool, hint int) ([]dialects.Record, er
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("jitoutbox: read claimed rows: %w", err)
+		return nil, fmt.Errorf("jitoutbox: read rows: %w", err)
 	}
 	SortBySeq(out)
 	return out, nil
 }
 
-// LeasedRecords reads the (seq, id, leased) rows a leasing INSERT returns
-// and builds the records of the leased events as a claim would return them
+// HandoffRecords reads the (seq, id, free) rows of an INSERT for the
+// hand-over and builds the records of the free events as a read returns them
 // (times in UTC to the microsecond, a non-nil payload, nil headers when
 // empty), in Seq order. It closes rows.
-func LeasedRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record, error) {
+func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record, error) {
 	defer rows.Close()
 	byID := make(map[string]int, len(events))
 	for i := range events {

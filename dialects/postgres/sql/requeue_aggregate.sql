@@ -1,3 +1,9 @@
--- $1 now, $2 aggregate type, $3 aggregate id.
-UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = $1, locked_by = NULL, locked_until = NULL
-WHERE state = 2 AND aggregate_type = $2 AND aggregate_id = $3
+-- As requeue_ids.sql for one aggregate. $1 now, $2 aggregate type, $3 id.
+WITH r AS (
+    UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = $1
+    WHERE state = 2 AND aggregate_type = $2 AND aggregate_id = $3
+    RETURNING seq
+), d AS (
+    DELETE FROM {{table}}_blocked b USING r WHERE b.seq = r.seq
+)
+SELECT count(*) FROM r

@@ -1,3 +1,11 @@
+-- Dead rows back to pending, their blocks removed, so each is published
+-- before the later rows of its aggregate. Returns the count.
 -- $1 now, $2 array literal of event ids.
-UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = $1, locked_by = NULL, locked_until = NULL
-WHERE state = 2 AND id = ANY ($2::text::uuid[])
+WITH r AS (
+    UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = $1
+    WHERE state = 2 AND id = ANY ($2::text::uuid[])
+    RETURNING seq
+), d AS (
+    DELETE FROM {{table}}_blocked b USING r WHERE b.seq = r.seq
+)
+SELECT count(*) FROM r

@@ -1,0 +1,105 @@
+package dialects
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// DefaultPartitions is the partition count of a table created by Migrate
+// when the dialect is not given another.
+const DefaultPartitions = 64
+
+// MaxPartitions is the largest partition count a table may have.
+const MaxPartitions = 4096
+
+// ErrSchemaVersion is returned (wrapped) when the outbox table was created by
+// an older version and Migrate has not been run since, or does not exist.
+// Nothing is written.
+var ErrSchemaVersion = errors.New("jitoutbox: outbox schema is not at this version; run Migrate (or apply Schema())")
+
+// ErrInvalidPartitions is returned (wrapped) by a dialect constructor given a
+// partition count outside [1, MaxPartitions].
+var ErrInvalidPartitions = errors.New("jitoutbox: invalid partition count")
+
+// ErrPartitionMismatch is returned (wrapped) when the dialect was configured
+// with a partition count other than the table's. A table's count is fixed
+// when it is created: every producer and relay must agree on it, or events
+// of one aggregate would land in two partitions.
+var ErrPartitionMismatch = errors.New("jitoutbox: partition count differs from the table's")
+
+// ErrSessionLost is returned (wrapped) by Session methods once the session
+// can no longer prove ownership (its lock connection died, or its lease
+// expired): the relay must stop publishing its partitions and open a new
+// session.
+var ErrSessionLost = errors.New("jitoutbox: ownership session lost")
+
+// PartitionOf returns the partition of an aggregate among n: the 32-bit
+// FNV-1a hash of aggregateType, a zero byte and aggregateID, modulo n. It is
+// stable across processes, versions and databases. n must be positive.
+func PartitionOf(aggregateType, aggregateID string, n int) int {
+	const offset, prime = 2166136261, 16777619
+	h := uint32(offset)
+	for i := 0; i < len(aggregateType); i++ {
+		h ^= uint32(aggregateType[i])
+		h *= prime
+	}
+	h *= prime // the zero separator: h ^= 0 is a no-op
+	for i := 0; i < len(aggregateID); i++ {
+		h ^= uint32(aggregateID[i])
+		h *= prime
+	}
+	return int(h % uint32(n))
+}
+
+// Session is one relay's hold on partitions, opened by
+// Dialect.OpenSession. A partition has at most one owning session at a time.
+//
+// Dialects with session-scoped locks (PostgreSQL advisory locks,
+// MariaDB/MySQL GET_LOCK) hold a lock per owned partition on a dedicated
+// connection: ownership lasts exactly as long as that connection, so a
+// killed relay's partitions are free as soon as the server sees its
+// connection close, and an idle relay writes nothing to keep them. Other
+// dialects (SQLite) keep a lease per partition that Check renews.
+//
+// Every take writes the session's Token as the partition's owner and bumps
+// its epoch; Mark and Fail are fenced by the token. A Session is used by one
+// goroutine at a time.
+type Session interface {
+	// Token is the fencing token written as owner of the partitions this
+	// session takes; unique per session.
+	Token() string
+	// Take tries to take each of parts that no live session owns and
+	// returns those it took (it may take none).
+	Take(ctx context.Context, parts []int, now time.Time) ([]int, error)
+	// Release gives up parts (taken by this session).
+	Release(ctx context.Context, parts []int) error
+	// Check proves the session still owns its partitions and returns them.
+	// Lease dialects renew every lease and report until when ownership is
+	// certain (past it the relay must stop publishing); lock dialects
+	// return the zero time (certain while the connection lives). An error
+	// wrapping ErrSessionLost means the session is over.
+	Check(ctx context.Context, now time.Time) (owned []int, validUntil time.Time, err error)
+	// View reads the live relays and each partition's owner.
+	View(ctx context.Context, now time.Time) (View, error)
+	// WaitChange blocks until a relay in v may have left (lock dialects:
+	// a lock of another live relay's session was freed), ctx ends, or the
+	// dialect cannot tell (it then returns ErrWaitUnsupported at once).
+	WaitChange(ctx context.Context, v View) error
+	// Close releases every partition and ends the session.
+	Close() error
+}
+
+// ErrWaitUnsupported is returned by Session.WaitChange on dialects that
+// cannot wait for a relay to leave; relays then rely on their periodic View.
+var ErrWaitUnsupported = errors.New("jitoutbox: session cannot wait for changes")
+
+// View is a snapshot of partition ownership.
+type View struct {
+	// Relays are the tokens of live sessions, sorted.
+	Relays []string
+	// Owners[p] is the token of partition p's live owner, "" when free.
+	Owners []string
+	// Epochs[p] counts the times partition p was taken.
+	Epochs []int64
+}

@@ -1,0 +1,279 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+)
+
+// sessionSQL holds the session statements (sql/session_*.sql).
+type sessionSQL struct {
+	open, gc, take, release, check, view, close, wait string
+}
+
+// gcAge is how old a relay row must be before a session that finds its
+// member lock free forgets it.
+const gcAge = time.Minute
+
+// session is a relay's ownership session: a dedicated connection holding
+// the session's member lock and one advisory lock per owned partition.
+type session struct {
+	d     *Dialect
+	db    *sql.DB
+	conn  *sql.Conn // the session connection: its locks are the ownership
+	watch *sql.Conn // WaitChange's connection, opened on first use
+	token string
+	ids   map[string]int64 // relay token -> relays.id, from the last View
+	lost  bool
+}
+
+var _ dialects.Session = (*session)(nil)
+
+// OpenSession opens a dedicated connection, registers the relay session in
+// <table>_relays and takes its member lock. Ownership lasts as long as that
+// connection: run relays directly against PostgreSQL or behind a pooler in
+// session mode, never in transaction mode (a session lock would outlive its
+// client).
+func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: open session: %w", err)
+	}
+	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
+	var id int64
+	var locked any
+	if err := conn.QueryRowContext(ctx, d.sess.open, d.memberNS, s.token, relay, sqlkit.UTC(time.Now())).Scan(&id, &locked); err != nil {
+		discard(conn)
+		if _, perr := d.Partitions(ctx, db); perr != nil {
+			return nil, perr
+		}
+		return nil, fmt.Errorf("jitoutbox/postgres: open session: %w", err)
+	}
+	// Forget relays that are gone; a failure only leaves rows behind.
+	_, _ = conn.ExecContext(ctx, d.sess.gc, d.memberNS, sqlkit.UTC(time.Now().Add(-gcAge)))
+	return s, nil
+}
+
+// newToken returns "<relay>/<random hex>": unique per session.
+func newToken(relay string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return relay + "/" + hex.EncodeToString(b[:])
+}
+
+// discard closes conn for good instead of returning it to the pool, so
+// that every session lock it holds dies with it.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
+}
+
+func (s *session) Token() string { return s.token }
+
+// fail marks the session lost when err came from its connection.
+func (s *session) fail(op string, err error) error {
+	s.lost = true
+	return fmt.Errorf("jitoutbox/postgres: session %s: %w: %w", op, dialects.ErrSessionLost, err)
+}
+
+func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, error) {
+	if s.lost {
+		return nil, s.fail("take", errors.New("session already lost"))
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	rows, err := s.conn.QueryContext(ctx, s.d.sess.take, partArray(parts), s.d.partNS, s.token, sqlkit.UTC(now))
+	if err != nil {
+		// The locks may be held with no owner recorded: end the session.
+		return nil, s.fail("take", err)
+	}
+	defer rows.Close()
+	var taken []int
+	for rows.Next() {
+		var p int
+		if err := rows.Scan(&p); err != nil {
+			return nil, s.fail("take", err)
+		}
+		taken = append(taken, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.fail("take", err)
+	}
+	slices.Sort(taken)
+	return taken, nil
+}
+
+func (s *session) Release(ctx context.Context, parts []int) error {
+	if len(parts) == 0 || s.lost {
+		return nil
+	}
+	var n int
+	if err := s.conn.QueryRowContext(ctx, s.d.sess.release, partArray(parts), s.d.partNS, s.token).Scan(&n); err != nil {
+		return s.fail("release", err)
+	}
+	return nil
+}
+
+func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, error) {
+	if s.lost {
+		return nil, time.Time{}, s.fail("check", errors.New("session already lost"))
+	}
+	rows, err := s.conn.QueryContext(ctx, s.d.sess.check, s.token)
+	if err != nil {
+		return nil, time.Time{}, s.fail("check", err)
+	}
+	defer rows.Close()
+	var owned []int
+	for rows.Next() {
+		var p int
+		if err := rows.Scan(&p); err != nil {
+			return nil, time.Time{}, s.fail("check", err)
+		}
+		owned = append(owned, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, time.Time{}, s.fail("check", err)
+	}
+	slices.Sort(owned)
+	return owned, time.Time{}, nil
+}
+
+func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error) {
+	var v dialects.View
+	if s.lost {
+		return v, s.fail("view", errors.New("session already lost"))
+	}
+	rows, err := s.conn.QueryContext(ctx, s.d.sess.view, s.d.memberNS)
+	if err != nil {
+		return v, s.fail("view", err)
+	}
+	defer rows.Close()
+	ids := make(map[string]int64)
+	type part struct {
+		p     int
+		owner string
+		epoch int64
+	}
+	var parts []part
+	for rows.Next() {
+		var kind, token string
+		var n, epoch int64
+		var live bool
+		if err := rows.Scan(&kind, &n, &token, &epoch, &live); err != nil {
+			return v, s.fail("view", err)
+		}
+		switch kind {
+		case "r":
+			ids[token] = n
+			v.Relays = append(v.Relays, token)
+		default:
+			if !live {
+				token = ""
+			}
+			parts = append(parts, part{int(n), token, epoch})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return v, s.fail("view", err)
+	}
+	slices.Sort(v.Relays)
+	v.Owners = make([]string, len(parts))
+	v.Epochs = make([]int64, len(parts))
+	for _, p := range parts {
+		if p.p >= 0 && p.p < len(parts) {
+			v.Owners[p.p], v.Epochs[p.p] = p.owner, p.epoch
+		}
+	}
+	s.ids = ids
+	return v, nil
+}
+
+// WaitChange blocks on the member lock of the live relay after this one in
+// v's order (a ring: every relay watches one other), on a connection of its
+// own, until that relay's session ends.
+func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
+	target, ok := ringNext(v.Relays, s.token)
+	if !ok {
+		<-ctx.Done() // alone: nobody to watch; a joiner is seen by the next View
+		return ctx.Err()
+	}
+	id, ok := s.ids[target]
+	if !ok {
+		return fmt.Errorf("jitoutbox/postgres: wait: relay %q not in the last view", target)
+	}
+	if s.watch == nil {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
+		}
+		s.watch = c
+	}
+	var a, b any
+	err := s.watch.QueryRowContext(ctx, s.d.sess.wait, s.d.memberNS, int32(id%2147483647)).Scan(&a, &b)
+	if err != nil {
+		// Cancelled or broken: the lock may have been granted before the
+		// cancel; never return such a connection to the pool.
+		discard(s.watch)
+		s.watch = nil
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
+	}
+	return nil
+}
+
+// ringNext returns the relay after self in sorted relays, wrapping around;
+// false when self is alone.
+func ringNext(relays []string, self string) (string, bool) {
+	var others []string
+	for _, r := range relays {
+		if r != self {
+			others = append(others, r)
+		}
+	}
+	if len(others) == 0 {
+		return "", false
+	}
+	for _, r := range others {
+		if r > self {
+			return r, true
+		}
+	}
+	return others[0], true
+}
+
+// Close clears the session's partitions and relay row, frees its locks and
+// closes its connections for good.
+func (s *session) Close() error {
+	if s.watch != nil {
+		discard(s.watch)
+		s.watch = nil
+	}
+	if s.conn == nil {
+		return nil
+	}
+	var err error
+	if !s.lost {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var ok any
+		err = s.conn.QueryRowContext(ctx, s.d.sess.close, s.token).Scan(&ok)
+		cancel()
+	}
+	discard(s.conn)
+	s.conn = nil
+	if err != nil {
+		return fmt.Errorf("jitoutbox/postgres: close session: %w", err)
+	}
+	return nil
+}

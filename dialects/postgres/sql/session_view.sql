@@ -1,0 +1,16 @@
+-- Live relay sessions (member lock held: namespace $1) and every
+-- partition's owner. Rows: kind 'r' (token, id) or 'p' (partition, owner,
+-- epoch, whether the owner is live).
+WITH live AS (
+    SELECT r.id, r.token FROM {{table}}_relays r
+    WHERE EXISTS (
+        SELECT 1 FROM pg_locks l
+        WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid = $1::int::oid AND l.objid = (r.id % 2147483647)::int::oid
+    )
+)
+SELECT 'r', live.id, live.token, 0::bigint, TRUE FROM live
+UNION ALL
+SELECT 'p', p.part, COALESCE(p.owner, ''), p.epoch, EXISTS (SELECT 1 FROM live WHERE live.token = p.owner)
+FROM {{table}}_partitions p

@@ -1,0 +1,1 @@
+SELECT version FROM {{table}}_migrations
