@@ -7,20 +7,20 @@ import (
 	"github.com/jitoutbox/jitoutbox/notify"
 )
 
-// A Local signal is both sides of an in-process wake: txoutbox notifies it
-// after a time-critical commit (passing the event ids), a relay listens to
-// it. Wakes coalesce: a burst wakes a busy listener once.
+// A Local signal is both sides of an in-process wake: the committing side
+// notifies it, a listener waits on it. Wakes carry no data and coalesce: a
+// burst wakes a busy listener once.
 func ExampleLocal() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sig := notify.NewLocal()
 	wakes, _ := sig.Listen(ctx)
 
-	sig.NotifyEvents([]string{"0190a6c2-0000-7000-8000-000000000001"})
-	sig.NotifyEvents([]string{"0190a6c2-0000-7000-8000-000000000002"})
+	sig.Notify()
+	sig.Notify()
 
 	<-wakes
-	fmt.Println("woken; ids to claim:", len(sig.TakeIDs(500)))
+	fmt.Println("woken")
 	select {
 	case <-wakes:
 		fmt.Println("woken twice")
@@ -28,7 +28,7 @@ func ExampleLocal() {
 		fmt.Println("the burst woke the listener once")
 	}
 	// Output:
-	// woken; ids to claim: 2
+	// woken
 	// the burst woke the listener once
 }
 

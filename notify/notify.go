@@ -9,18 +9,18 @@
 // is busy results in at most one further cycle. A wake is only a hint; relays
 // also poll, so a lost wake delays an event but never loses it.
 //
-// Local is the in-process implementation (both a Notifier and a Source).
-// Cross-process sources (PostgreSQL LISTEN/NOTIFY, a NATS subject) live in
-// sub-packages and plug into a relay the same way.
+// Cross-process wakes (PostgreSQL LISTEN/NOTIFY, a NATS subject) live in
+// sub-packages: the committing side gives one to txoutbox.WithNotifier, the
+// relay lists it in relay.Config.Sources. A relay in the committing process
+// needs no wake from this package: txoutbox.WithRelay hands it the committed
+// rows directly. Local is a plain in-process signal (both a Notifier and a
+// Source) for other in-process listeners and tests.
 package notify
 
 import (
 	"context"
 	"database/sql"
 	"sync"
-	"time"
-
-	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
 // Notifier is told after a time-critical commit. Notify must never block and
@@ -53,32 +53,9 @@ func Multi(ns ...Notifier) Notifier {
 type multi []Notifier
 
 var (
-	_ EventNotifier = multi(nil)
-	_ LazyNotifier  = multi(nil)
-	_ TxNotifier    = multi(nil)
-	_ Leaser        = multi(nil)
+	_ LazyNotifier = multi(nil)
+	_ TxNotifier   = multi(nil)
 )
-
-// LeaseFor forwards to the first notifier that is a Leaser.
-func (m multi) LeaseFor() (string, time.Duration, bool) {
-	for _, n := range m {
-		if l, ok := n.(Leaser); ok {
-			return l.LeaseFor()
-		}
-	}
-	return "", 0, false
-}
-
-// NotifyLeased hands recs to the first Leaser. The others are not woken:
-// the rows are leased to that Leaser's relay, other relays would skip them.
-func (m multi) NotifyLeased(recs []dialects.Record, leaseUntil time.Time) {
-	for _, n := range m {
-		if l, ok := n.(Leaser); ok {
-			l.NotifyLeased(recs, leaseUntil)
-			return
-		}
-	}
-}
 
 // NotifyInTx forwards to the notifiers that speak inside the transaction and
 // returns the first error.
@@ -99,18 +76,6 @@ func (m multi) Notify() {
 	}
 }
 
-// NotifyEvents passes ids to the notifiers that take them and calls Notify on
-// the others.
-func (m multi) NotifyEvents(ids []string) {
-	for _, n := range m {
-		if en, ok := n.(EventNotifier); ok {
-			en.NotifyEvents(ids)
-		} else {
-			n.Notify()
-		}
-	}
-}
-
 // NotifyLazy forwards to the notifiers that take lazy wakes.
 func (m multi) NotifyLazy() {
 	for _, n := range m {
@@ -118,16 +83,6 @@ func (m multi) NotifyLazy() {
 			ln.NotifyLazy()
 		}
 	}
-}
-
-// EventNotifier is an optional extension of Notifier: txoutbox calls
-// NotifyEvents instead of Notify when the notifier offers it, passing the ids
-// of the committed time-critical events, so that a relay in the same process
-// can claim exactly those rows by id instead of scanning. ids must not be
-// retained after the call returns.
-type EventNotifier interface {
-	Notifier
-	NotifyEvents(ids []string)
 }
 
 // LazyNotifier is an optional extension of Notifier: txoutbox calls
@@ -159,76 +114,18 @@ type LazySource interface {
 	ListenLazy(ctx context.Context) (<-chan struct{}, error)
 }
 
-// IDSource is an optional extension of Source: TakeIDs removes and returns up
-// to max ids of committed time-critical events that no relay has taken yet.
-type IDSource interface {
-	TakeIDs(max int) []string
-}
-
-// Leaser is an optional extension of Notifier that lets a time-critical
-// transaction hand its events straight to a relay in the same process: the
-// just-in-time path without a claim. txoutbox asks LeaseFor before the flush;
-// when a relay takes leased events, the flush writes the rows already leased
-// to that relay (owner and expiry, in the same INSERT, only for rows whose
-// aggregate has no earlier pending row), and after a successful COMMIT
-// txoutbox passes the leased rows to NotifyLeased. The relay publishes them
-// at once and marks them; if it never does (it stopped, the process died),
-// the lease expires and any relay claims them as usual.
-type Leaser interface {
-	Notifier
-	// LeaseFor reports the owner and lease length to write, ok false when no
-	// relay takes leased events now (none registered, or its queue is full).
-	LeaseFor() (owner string, lease time.Duration, ok bool)
-	// NotifyLeased hands committed rows (Attempts 0) leased until
-	// leaseUntil to the relay and wakes it. It never blocks; recs must not
-	// be modified afterwards.
-	NotifyLeased(recs []dialects.Record, leaseUntil time.Time)
-}
-
-// LeaseSource is the relay side of Leaser: a relay that finds it among its
-// sources calls ServeLeases with its owner id and lease length, and takes the
-// handed-over rows with TakeLeased when woken.
-type LeaseSource interface {
-	// ServeLeases registers the caller as the relay that takes leased
-	// events. It returns false when another relay already has. unregister
-	// stops the hand-over and returns the rows not taken yet, which the
-	// relay must release.
-	ServeLeases(owner string, lease time.Duration) (unregister func() []dialects.Record, ok bool)
-	// TakeLeased removes and returns up to max handed-over rows, oldest
-	// first, and the earliest lease expiry among them.
-	TakeLeased(max int) ([]dialects.Record, time.Time)
-}
-
-// maxPendingLeased bounds the rows a Local holds for its relay; while it is
-// full, LeaseFor says no and commits take the claim path.
-const maxPendingLeased = 4096
-
-// maxPendingIDs bounds the ids a Local keeps for the fast path; beyond it ids
-// are dropped (the relay's scan still finds the rows).
-const maxPendingIDs = 4096
-
 // Local is an in-process, coalescing signal. Notify wakes every current
 // listener; it never blocks. The zero value is ready to use.
 type Local struct {
 	mu       sync.Mutex
 	subs     map[*chan struct{}]struct{}
 	lazySubs map[*chan struct{}]struct{}
-	ids      []string
-
-	leaseOwner string        // the relay serving leases; "" when none
-	leaseLen   time.Duration // its lease length
-	leased     []dialects.Record
-	leasedTill []time.Time // lease expiry of each leased row
 }
 
 var (
-	_ EventNotifier = (*Local)(nil)
-	_ LazyNotifier  = (*Local)(nil)
-	_ Source        = (*Local)(nil)
-	_ LazySource    = (*Local)(nil)
-	_ IDSource      = (*Local)(nil)
-	_ Leaser        = (*Local)(nil)
-	_ LeaseSource   = (*Local)(nil)
+	_ LazyNotifier = (*Local)(nil)
+	_ Source       = (*Local)(nil)
+	_ LazySource   = (*Local)(nil)
 )
 
 // NewLocal returns a new in-process signal.
@@ -242,104 +139,11 @@ func (l *Local) Notify() {
 	l.mu.Unlock()
 }
 
-// NotifyEvents remembers ids for TakeIDs (up to a bound) and wakes all
-// listeners.
-func (l *Local) NotifyEvents(ids []string) {
-	l.mu.Lock()
-	if n := maxPendingIDs - len(l.ids); n > 0 {
-		l.ids = append(l.ids, ids[:min(n, len(ids))]...)
-	}
-	wakeAll(l.subs)
-	l.mu.Unlock()
-}
-
-// LeaseFor reports the registered relay's owner and lease length, ok false
-// when no relay serves leases or its queue is full.
-func (l *Local) LeaseFor() (owner string, lease time.Duration, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.leaseOwner == "" || len(l.leased) >= maxPendingLeased {
-		return "", 0, false
-	}
-	return l.leaseOwner, l.leaseLen, true
-}
-
-// NotifyLeased queues recs for the registered relay and wakes all
-// listeners. Rows that arrive after the relay unregistered are dropped: their
-// leases expire and a relay claims them.
-func (l *Local) NotifyLeased(recs []dialects.Record, leaseUntil time.Time) {
-	l.mu.Lock()
-	if l.leaseOwner != "" {
-		l.leased = append(l.leased, recs...)
-		for range recs {
-			l.leasedTill = append(l.leasedTill, leaseUntil)
-		}
-	}
-	wakeAll(l.subs)
-	l.mu.Unlock()
-}
-
-// ServeLeases registers the relay owner as the taker of leased events.
-func (l *Local) ServeLeases(owner string, lease time.Duration) (func() []dialects.Record, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.leaseOwner != "" || owner == "" || lease <= 0 {
-		return nil, false
-	}
-	l.leaseOwner, l.leaseLen = owner, lease
-	return func() []dialects.Record {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.leaseOwner != owner {
-			return nil
-		}
-		rest := l.leased
-		l.leaseOwner, l.leaseLen, l.leased, l.leasedTill = "", 0, nil, nil
-		return rest
-	}, true
-}
-
-// TakeLeased removes and returns up to max handed-over rows, oldest first,
-// and the earliest lease expiry among them.
-func (l *Local) TakeLeased(max int) ([]dialects.Record, time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := min(max, len(l.leased))
-	if n <= 0 {
-		return nil, time.Time{}
-	}
-	out := make([]dialects.Record, n)
-	copy(out, l.leased)
-	until := l.leasedTill[0]
-	for _, t := range l.leasedTill[1:n] {
-		if t.Before(until) {
-			until = t
-		}
-	}
-	l.leased = append(l.leased[:0], l.leased[n:]...)
-	l.leasedTill = append(l.leasedTill[:0], l.leasedTill[n:]...)
-	return out, until
-}
-
 // NotifyLazy wakes all lazy listeners.
 func (l *Local) NotifyLazy() {
 	l.mu.Lock()
 	wakeAll(l.lazySubs)
 	l.mu.Unlock()
-}
-
-// TakeIDs removes and returns up to max pending ids, oldest first.
-func (l *Local) TakeIDs(max int) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := min(max, len(l.ids))
-	if n <= 0 {
-		return nil
-	}
-	out := make([]string, n)
-	copy(out, l.ids)
-	l.ids = append(l.ids[:0], l.ids[n:]...)
-	return out
 }
 
 // Listen registers a listener for urgent wakes until ctx ends. It starts no

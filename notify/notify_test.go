@@ -84,36 +84,6 @@ func TestLocalUnsubscribesOnCancel(t *testing.T) {
 	}
 }
 
-func TestLocalIDs(t *testing.T) {
-	l := NewLocal()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c, _ := l.Listen(ctx)
-	l.NotifyEvents([]string{"a", "b", "c"})
-	if pending(c) != 1 {
-		t.Fatal("NotifyEvents must wake")
-	}
-	if got := l.TakeIDs(2); len(got) != 2 || got[0] != "a" || got[1] != "b" {
-		t.Fatalf("TakeIDs(2) = %v", got)
-	}
-	if got := l.TakeIDs(10); len(got) != 1 || got[0] != "c" {
-		t.Fatalf("TakeIDs(10) = %v", got)
-	}
-	if got := l.TakeIDs(10); got != nil {
-		t.Fatalf("TakeIDs on empty = %v", got)
-	}
-	// Bounded: a flood of ids never grows without limit.
-	ids := make([]string, maxPendingIDs+100)
-	for i := range ids {
-		ids[i] = "x"
-	}
-	l.NotifyEvents(ids)
-	l.NotifyEvents(ids)
-	if got := l.TakeIDs(1 << 20); len(got) != maxPendingIDs {
-		t.Fatalf("kept %d ids, want bound %d", len(got), maxPendingIDs)
-	}
-}
-
 func TestMulti(t *testing.T) {
 	a, b := NewLocal(), NewLocal()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -124,13 +94,6 @@ func TestMulti(t *testing.T) {
 	m.Notify()
 	if pending(ca) != 1 || pending(cb) != 1 {
 		t.Fatal("Multi must notify every notifier")
-	}
-	m.(EventNotifier).NotifyEvents([]string{"id1"})
-	if pending(ca) != 1 || pending(cb) != 1 {
-		t.Fatal("Multi.NotifyEvents must wake every notifier")
-	}
-	if got := a.TakeIDs(5); len(got) != 1 || got[0] != "id1" {
-		t.Fatalf("Multi.NotifyEvents must pass ids on, got %v", got)
 	}
 	la, _ := a.ListenLazy(ctx)
 	m.(LazyNotifier).NotifyLazy()

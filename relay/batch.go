@@ -17,16 +17,19 @@ const finishTimeout = 10 * time.Second
 // maxErrorText bounds the error text stored with a failed row.
 const maxErrorText = 1000
 
-// batchOutcome collects what to write after publishing a batch.
+// batchOutcome collects what to write after publishing a batch. Rows not
+// published and not failed (behind a failure of their aggregate, or left
+// by an outage or a stop) need no write: they stay pending in a partition
+// the relay owns, and the next read returns them.
 type batchOutcome struct {
 	published []int64
+	unblock   []int64 // published rows that had failed before: their retry blocks go
 	failures  []dialects.Failure
 	deadMsgs  []Message
 	deadErrs  []error
 	retried   int
-	release   []int64 // claimable at once
-	outageRel []int64 // claimable at outageAt
-	outageAt  time.Time
+	skipped   int
+	outage    bool
 }
 
 // aggKey identifies an aggregate.
@@ -71,7 +74,7 @@ func toMessage(rec *dialects.Record) Message {
 // broker outage rather than trouble with these messages: every error is
 // retryable, and either the wave had several messages, the relay is already
 // in an outage, or every error is a timeout.
-func (r *Relay) isOutage(errs []error) bool {
+func (rn *run) isOutage(errs []error) bool {
 	timeouts := 0
 	for _, err := range errs {
 		if err == nil || IsPermanent(err) {
@@ -81,40 +84,42 @@ func (r *Relay) isOutage(errs []error) bool {
 			timeouts++
 		}
 	}
-	if len(errs) >= 2 || r.inOutage {
+	if len(errs) >= 2 || rn.inOutage {
 		return true
 	}
 	// A lone message that timed out looks like an outage only if the
 	// broker has not acknowledged anything recently: otherwise it is an
 	// event the broker never answers (a poison event), whose attempts must
 	// count so that it is dead-lettered after MaxAttempts.
-	return timeouts == len(errs) && !r.ackedRecently()
+	return timeouts == len(errs) && !rn.ackedRecently()
 }
 
 // ackedRecently reports whether the broker acknowledged a message within the
 // last two publish timeouts.
-func (r *Relay) ackedRecently() bool {
-	return !r.lastAckAt.IsZero() && r.cfg.Clock().Sub(r.lastAckAt) <= 2*r.cfg.PublishTimeout
+func (rn *run) ackedRecently() bool {
+	return !rn.lastAckAt.IsZero() && rn.r.cfg.Clock().Sub(rn.lastAckAt) <= 2*rn.r.cfg.PublishTimeout
 }
 
-// publishBatch publishes claimed records wave by wave and writes the outcome.
-func (r *Relay) publishBatch(ctx context.Context, recs []dialects.Record, leaseUntil time.Time, fast bool, res *cycleResult) {
+// publishBatch publishes records (in Seq order) wave by wave and writes the
+// outcome: wave k holds the k-th record of each aggregate, so the publisher
+// never gets two events of one aggregate at once, and a failure holds back
+// the later records of its aggregate.
+func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) {
+	r := rn.r
 	start := time.Now()
 	hctx := ctx
 	if r.cfg.Hooks != nil {
 		hctx = r.cfg.Hooks.BatchStart(ctx, BatchStartInfo{Owner: r.cfg.Owner, Size: len(recs), FastPath: fast})
 	}
 	var out batchOutcome
-	blocked := make(map[string]bool) // aggregate -> true when held behind a dead event
+	held := make(map[string]bool) // aggregates behind a failure in this batch
 	for _, wave := range splitWaves(recs) {
 		msgs := make([]Message, 0, len(wave))
 		live := wave[:0:0]
 		for _, rec := range wave {
-			if dead, ok := blocked[aggKey(rec)]; ok {
-				out.release = append(out.release, rec.Seq)
-				if dead {
-					res.more = true
-				}
+			if held[aggKey(rec)] {
+				out.skipped++
+				res.more = true // rows of other aggregates may wait behind these
 				continue
 			}
 			live = append(live, rec)
@@ -123,19 +128,12 @@ func (r *Relay) publishBatch(ctx context.Context, recs []dialects.Record, leaseU
 		if len(msgs) == 0 {
 			continue
 		}
-		// Stop publishing (and release) after an outage, on shutdown, or when
-		// the lease could expire during the next Publish.
-		if len(out.outageRel) > 0 {
-			for _, rec := range live {
-				out.outageRel = append(out.outageRel, rec.Seq)
-			}
-			continue
-		}
-		if ctx.Err() != nil || r.cfg.Clock().Add(r.cfg.PublishTimeout).After(leaseUntil) {
-			res.more = true // lease nearly spent: publish the rest in a new batch
-			for _, rec := range live {
-				out.release = append(out.release, rec.Seq)
-			}
+		// Stop publishing after an outage, on shutdown, or when ownership
+		// could expire during the next Publish (lease dialects): the rows
+		// stay pending.
+		if out.outage || ctx.Err() != nil ||
+			(!rn.validUntil.IsZero() && r.cfg.Clock().Add(r.cfg.PublishTimeout).After(rn.validUntil)) {
+			out.skipped += len(live)
 			continue
 		}
 
@@ -152,32 +150,32 @@ func (r *Relay) publishBatch(ctx context.Context, recs []dialects.Record, leaseU
 				ok++
 			}
 		}
-		if ok == 0 && !stopping && r.isOutage(errs) {
-			if !r.inOutage {
-				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: broker outage; releasing batch and backing off",
+		if ok == 0 && !stopping && rn.isOutage(errs) {
+			if !rn.inOutage {
+				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: broker outage; backing off",
 					"owner", r.cfg.Owner, "err", errs[0])
-				r.inOutage = true
+				rn.inOutage = true
 			}
-			r.trouble = nextTroubleDelay(r.trouble, r.cfg.PollInterval)
-			out.outageAt = ackAt.Add(r.trouble)
+			rn.trouble = nextTroubleDelay(rn.trouble, r.cfg.PollInterval)
+			out.outage = true
 			res.outage = true
-			res.retryNoLaterThan(out.outageAt)
-			for _, rec := range live {
-				out.outageRel = append(out.outageRel, rec.Seq)
-			}
+			out.skipped += len(live)
 			continue
 		}
 		if ok > 0 {
-			r.lastAckAt = ackAt
+			rn.lastAckAt = ackAt
 		}
-		if ok > 0 && r.inOutage {
-			r.inOutage = false
+		if ok > 0 && rn.inOutage {
+			rn.inOutage = false
 			r.cfg.Logger.InfoContext(ctx, "jitoutbox relay: broker recovered", "owner", r.cfg.Owner)
 		}
 		for i, rec := range live {
 			err := errs[i]
 			if err == nil {
 				out.published = append(out.published, rec.Seq)
+				if rec.Attempts > 0 {
+					out.unblock = append(out.unblock, rec.Seq)
+				}
 				lat := ackAt.Sub(rec.CreatedAt)
 				if rec.Critical {
 					r.c.critical.Record(lat)
@@ -189,32 +187,33 @@ func (r *Relay) publishBatch(ctx context.Context, recs []dialects.Record, leaseU
 				}
 				continue
 			}
+			held[aggKey(rec)] = true
 			if stopping {
-				blocked[aggKey(rec)] = false
-				out.release = append(out.release, rec.Seq)
+				out.skipped++
 				continue
 			}
 			attempt := rec.Attempts + 1
-			f := dialects.Failure{Seq: rec.Seq, Error: errorText(err)}
+			f := dialects.Failure{Seq: rec.Seq, Partition: rec.Partition, AggregateType: rec.AggregateType,
+				AggregateID: rec.AggregateID, Error: errorText(err), Block: true}
 			if IsPermanent(err) || attempt >= r.cfg.MaxAttempts {
 				f.Dead = true
+				f.Block = !r.cfg.ReleaseOnDead
 				f.NextAttemptAt = ackAt
 				dm := msgs[i]
 				dm.Dead = &DeadInfo{Error: f.Error, Attempts: attempt, At: ackAt}
 				out.deadMsgs = append(out.deadMsgs, dm)
 				out.deadErrs = append(out.deadErrs, err)
-				blocked[aggKey(rec)] = true
+				res.more = true // the aggregate's later rows: blocked, or released
 			} else {
 				f.NextAttemptAt = ackAt.Add(r.cfg.Backoff(attempt))
 				res.retryNoLaterThan(f.NextAttemptAt)
 				out.retried++
-				blocked[aggKey(rec)] = false
 			}
 			out.failures = append(out.failures, f)
 		}
 	}
 	res.published += len(out.published)
-	err := r.writeOutcome(ctx, hctx, &out)
+	err := rn.writeOutcome(ctx, hctx, &out)
 	if err != nil && res.dbErr == nil {
 		res.dbErr = err
 	}
@@ -225,8 +224,8 @@ func (r *Relay) publishBatch(ctx context.Context, recs []dialects.Record, leaseU
 			Published: len(out.published),
 			Retried:   out.retried,
 			Dead:      len(out.deadMsgs),
-			Released:  len(out.release) + len(out.outageRel),
-			Outage:    len(out.outageRel) > 0,
+			Released:  out.skipped,
+			Outage:    out.outage,
 			Err:       err,
 			Duration:  time.Since(start),
 		})
@@ -241,10 +240,14 @@ func errorText(err error) string {
 	return s
 }
 
-// writeOutcome marks successes (one statement), records failures, publishes
-// dead events to the dead-letter publisher and releases the rest. It runs on
-// a context detached from ctx's cancellation, bounded by finishTimeout.
-func (r *Relay) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error {
+// writeOutcome marks successes (one statement), records failures (one
+// statement) and publishes dead events to the dead-letter publisher. Both
+// writes are fenced by the session token: a relay that lost a partition
+// changes nothing in it. It runs on a context detached from ctx's
+// cancellation, bounded by finishTimeout, so that a stopping relay still
+// marks what the broker confirmed.
+func (rn *run) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error {
+	r := rn.r
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	var firstErr error
@@ -254,18 +257,15 @@ func (r *Relay) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error
 		}
 	}
 	if len(out.published) > 0 {
-		var n int64
-		var err error
-		if r.cfg.DeleteOnPublish {
-			n, err = r.d.Delete(wctx, r.db, r.cfg.Owner, out.published)
-			keep("delete published", err)
-		} else {
-			n, err = r.d.MarkPublished(wctx, r.db, r.cfg.Owner, out.published, r.cfg.Clock())
-			keep("mark published", err)
-		}
-		if err == nil && n != int64(len(out.published)) {
-			r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: lease lost before marking; those events will be published again",
-				"owner", r.cfg.Owner, "published", len(out.published), "marked", n)
+		n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: rn.token, Seqs: out.published, Unblock: out.unblock,
+			At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
+		keep("mark published", err)
+		if err == nil {
+			rn.remember(out.published)
+			if n != int64(len(out.published)) {
+				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
+					"owner", r.cfg.Owner, "published", len(out.published), "marked", n)
+			}
 		}
 		r.c.published.Add(uint64(len(out.published)))
 	}
@@ -282,7 +282,7 @@ func (r *Relay) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error
 		}
 	}
 	if len(out.failures) > 0 {
-		err := r.d.Fail(wctx, r.db, r.cfg.Owner, out.failures)
+		err := r.d.Fail(wctx, r.db, rn.token, out.failures)
 		keep("record failures", err)
 		if err == nil {
 			r.c.retried.Add(uint64(out.retried))
@@ -290,20 +290,14 @@ func (r *Relay) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error
 			for i, m := range out.deadMsgs {
 				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: event dead-lettered",
 					"owner", r.cfg.Owner, "event_id", m.ID, "aggregate_type", m.AggregateType,
-					"aggregate_id", m.AggregateID, "attempt", m.Attempt, "err", out.deadErrs[i])
+					"aggregate_id", m.AggregateID, "attempt", m.Attempt, "err", out.deadErrs[i],
+					"aggregate_blocked", !r.cfg.ReleaseOnDead)
 				if h, ok := r.cfg.Hooks.(DeadLetterHook); ok {
 					h.DeadLettered(hctx, m, out.deadErrs[i])
 				}
 			}
 		}
 	}
-	if len(out.release) > 0 {
-		keep("release", r.d.Release(wctx, r.db, r.cfg.Owner, out.release, time.Time{}))
-		r.c.released.Add(uint64(len(out.release)))
-	}
-	if len(out.outageRel) > 0 {
-		keep("release (outage)", r.d.Release(wctx, r.db, r.cfg.Owner, out.outageRel, out.outageAt))
-		r.c.released.Add(uint64(len(out.outageRel)))
-	}
+	r.c.released.Add(uint64(out.skipped))
 	return firstErr
 }

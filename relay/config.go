@@ -18,7 +18,8 @@ const (
 	DefaultBatchSize       = 500
 	DefaultPollInterval    = 30 * time.Second
 	DefaultLazyDelay       = 250 * time.Millisecond
-	DefaultLeaseDuration   = 30 * time.Second
+	DefaultLeaseDuration   = 60 * time.Second
+	DefaultRebalance       = 30 * time.Second
 	DefaultPublishTimeout  = 10 * time.Second
 	DefaultMaxAttempts     = 10
 	DefaultRetention       = 7 * 24 * time.Hour
@@ -34,19 +35,19 @@ var ErrInvalidConfig = errors.New("relay: invalid config")
 // documented default; negative durations and counts are invalid unless a
 // field says otherwise.
 type Config struct {
-	// Owner identifies this relay instance in leases. It must be unique among
-	// the relays sharing a table. Default: "<hostname>-<pid>-<random hex>".
+	// Owner names this relay instance in the relays table and in logs; each
+	// ownership session adds a random suffix to it for its fencing token.
+	// Default: "<hostname>-<pid>-<random hex>".
 	Owner string
 
-	// BatchSize is the most rows claimed at once. Default 500.
+	// BatchSize is the most rows read and published at once. Default 500.
 	BatchSize int
 
-	// Sources deliver wakes; each wake runs a cycle at once. A
-	// *notify.Local, also given to txoutbox.WithNotifier, is typical. A
-	// source that implements notify.LazySource also delivers lazy wakes (see
-	// LazyDelay); one that implements notify.IDSource enables the fast path
-	// (claiming just-committed time-critical events by id). Default: none
-	// (the relay only polls). Entries must not be nil.
+	// Sources deliver wakes from other processes (notify/pgnotify,
+	// notify/natsnotify): each wake runs a cycle at once; a source that
+	// implements notify.LazySource also delivers lazy wakes (see LazyDelay).
+	// Commits in this process reach the relay without a Source: give the
+	// relay to txoutbox.WithRelay. Default: none. Entries must not be nil.
 	Sources []notify.Source
 
 	// PollInterval is the safety-net poll: a cycle runs when no other cycle
@@ -58,11 +59,21 @@ type Config struct {
 	// Default 250ms.
 	LazyDelay time.Duration
 
-	// LeaseDuration is how long claimed rows stay leased to this relay; a
-	// relay that dies holding a lease delays those rows (and later events of
-	// their aggregates) by at most this long. It must exceed PublishTimeout.
-	// Default 30s.
+	// LeaseDuration is how long the relay owns its partitions without
+	// renewing, on dialects whose ownership is a lease (SQLite): a relay
+	// that dies delays its partitions' events by at most this long, and
+	// renews every third of it. Dialects with session locks (PostgreSQL,
+	// MariaDB/MySQL) ignore it: ownership there lasts as long as the relay's
+	// session connection. It must exceed PublishTimeout. Default 60s.
 	LeaseDuration time.Duration
+
+	// RebalanceInterval is how often the relay reads who owns which
+	// partition and takes or releases partitions to own its share
+	// (±20% jitter). A relay that holds less than its share checks every
+	// 250ms until it has it; on PostgreSQL and MariaDB/MySQL a relay that
+	// dies is noticed at once by the relay watching it, which takes its
+	// partitions. Default 30s.
+	RebalanceInterval time.Duration
 
 	// PublishTimeout bounds one Publisher.Publish call. Default 10s.
 	PublishTimeout time.Duration
@@ -80,16 +91,14 @@ type Config struct {
 	// published state and time. Default false.
 	DeleteOnPublish bool
 
-	// Prefetch claims the next batch while the current one is published,
-	// after a full batch (a backlog), so that the database and the broker
-	// work at the same time. The claim ahead examines a bounded window of
-	// rows and per-aggregate order is unaffected (the claim holds back rows
-	// behind leased ones); a relay then holds up to two batches leased.
-	// Default false: on a 2-core machine running database, broker and relay
-	// it gave one relay +7-17 % drain rate and made two relays slower
-	// (bench: BenchmarkDrain -drain.prefetch); turn it on for a single relay
-	// with a database and broker that have cores to spare.
-	Prefetch bool
+	// ReleaseOnDead lets the later events of an aggregate flow past a
+	// dead-lettered event. By default a dead event keeps its aggregate
+	// blocked until an operator requeues it (it is then published first)
+	// or skips it (outboxctl requeue / skip, or Dialect.Requeue / Skip), so
+	// that consumers never see an aggregate's events out of order. With
+	// ReleaseOnDead, a requeued event reaches consumers after events that
+	// were registered later. Default false.
+	ReleaseOnDead bool
 
 	// Retention is how long published rows are kept before cleanup deletes
 	// them. Zero means the default, 7 days; a negative value disables
@@ -115,9 +124,9 @@ type Config struct {
 	// Logger receives the relay's logs. Default slog.Default().
 	Logger *slog.Logger
 
-	// Clock returns the current time, for claims, leases, retries and
+	// Clock returns the current time, for reads, leases, retries and
 	// latency. Default time.Now. Tests inject a fake. It must be safe for
-	// concurrent use (the next claim may start while a batch is published).
+	// concurrent use.
 	Clock func() time.Time
 }
 
@@ -137,6 +146,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LeaseDuration == 0 {
 		c.LeaseDuration = DefaultLeaseDuration
+	}
+	if c.RebalanceInterval == 0 {
+		c.RebalanceInterval = DefaultRebalance
 	}
 	if c.PublishTimeout == 0 {
 		c.PublishTimeout = DefaultPublishTimeout
@@ -175,7 +187,8 @@ func (c Config) validate() error {
 		{"BatchSize", int64(c.BatchSize), "use 0 for the default 500"},
 		{"PollInterval", int64(c.PollInterval), "use 0 for the default 30s"},
 		{"LazyDelay", int64(c.LazyDelay), "use 0 for the default 250ms"},
-		{"LeaseDuration", int64(c.LeaseDuration), "use 0 for the default 30s"},
+		{"LeaseDuration", int64(c.LeaseDuration), "use 0 for the default 60s"},
+		{"RebalanceInterval", int64(c.RebalanceInterval), "use 0 for the default 30s"},
 		{"PublishTimeout", int64(c.PublishTimeout), "use 0 for the default 10s"},
 		{"MaxAttempts", int64(c.MaxAttempts), "use 0 for the default 10"},
 		{"CleanupInterval", int64(c.CleanupInterval), "use 0 for the default 10m"},
@@ -187,7 +200,7 @@ func (c Config) validate() error {
 		}
 	}
 	if c.LeaseDuration <= c.PublishTimeout {
-		return fmt.Errorf("%w: LeaseDuration (%s) must exceed PublishTimeout (%s), or a lease could expire while its events are being published; raise LeaseDuration or lower PublishTimeout",
+		return fmt.Errorf("%w: LeaseDuration (%s) must exceed PublishTimeout (%s), or ownership could expire while a batch is being published; raise LeaseDuration or lower PublishTimeout",
 			ErrInvalidConfig, c.LeaseDuration, c.PublishTimeout)
 	}
 	for i, s := range c.Sources {

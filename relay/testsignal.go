@@ -13,6 +13,7 @@ const (
 	reasonRetry   wakeReason = "retry"   // a retry or release time came due
 	reasonMore    wakeReason = "more"    // the previous batch was full, or rows were unblocked
 	reasonTrouble wakeReason = "trouble" // after the outage / database error back-off
+	reasonOwn     wakeReason = "own"     // the relay took partitions
 )
 
 // cycleSignal reports one finished cycle to a test.

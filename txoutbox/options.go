@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/relay"
 )
 
 // DefaultMaxPayload is the default largest payload Add accepts (1 MiB).
@@ -15,6 +16,7 @@ const DefaultMaxPayload = 1 << 20
 // config is what Options set.
 type config struct {
 	notifier   notify.Notifier
+	relay      *relay.Relay
 	maxPayload int
 	clock      func() time.Time
 	logger     *slog.Logger
@@ -32,22 +34,34 @@ func defaultConfig() config {
 // Option configures an Outbox. An invalid option makes New fail.
 type Option func(*config) error
 
-// WithNotifier sets the Notifier told after each successful commit of a
-// time-critical transaction. Optional extensions are found by type
-// assertion: a notify.EventNotifier gets NotifyEvents (with the ids) instead
-// of Notify; a notify.LazyNotifier gets NotifyLazy after ordinary commits that
-// wrote events; a notify.TxNotifier also gets NotifyInTx inside time-critical
-// transactions, before COMMIT; a notify.Leaser with a relay serving leases
-// has a time-critical transaction's rows written leased to that relay (when
-// the dialect is a dialects.LeasingInserter) and handed to it after COMMIT,
-// so that it publishes them without a claim. notify.Local implements all but
-// TxNotifier. n must not be nil.
+// WithNotifier sets the Notifier that wakes relays in other processes
+// (notify/pgnotify, notify/natsnotify). After a time-critical commit with
+// events of partitions that no relay in this process owns, it is told
+// once (Notify); a notify.TxNotifier is also told inside the transaction,
+// before COMMIT. After an ordinary commit, a notify.LazyNotifier gets
+// NotifyLazy. n must not be nil.
 func WithNotifier(n notify.Notifier) Option {
 	return func(c *config) error {
 		if n == nil {
 			return fmt.Errorf("%w: WithNotifier(nil)", ErrInvalidOption)
 		}
 		c.notifier = n
+		return nil
+	}
+}
+
+// WithRelay wires the relay running in this process: the one hand-over
+// between txoutbox and the relay. After a time-critical commit, the rows of
+// partitions that relay owns are handed to it in memory and published at
+// once, with no read; after an ordinary commit it gets a lazy wake. The
+// relay needs no Source for commits of this process. r must read the same
+// *sql.DB and table as the Outbox.
+func WithRelay(r *relay.Relay) Option {
+	return func(c *config) error {
+		if r == nil {
+			return fmt.Errorf("%w: WithRelay(nil)", ErrInvalidOption)
+		}
+		c.relay = r
 		return nil
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/internal/uuid7"
@@ -16,6 +17,7 @@ type Outbox struct {
 	dialect dialects.Dialect
 	cfg     config
 	ids     uuid7.Generator
+	parts   atomic.Int64 // the table's partition count, once read
 }
 
 // New returns an Outbox writing into dialect's table through db. The table
@@ -34,6 +36,15 @@ func New(db *sql.DB, dialect dialects.Dialect, opts ...Option) (*Outbox, error) 
 		}
 		if err := o(&cfg); err != nil {
 			return nil, err
+		}
+	}
+	if r := cfg.relay; r != nil {
+		if r.DB() != db {
+			return nil, fmt.Errorf("%w: WithRelay: the relay reads another *sql.DB than the Outbox writes", ErrInvalidOption)
+		}
+		if r.Dialect().Name() != dialect.Name() || r.Dialect().Table() != dialect.Table() {
+			return nil, fmt.Errorf("%w: WithRelay: the relay reads %s table %q, the Outbox writes %s table %q",
+				ErrInvalidOption, r.Dialect().Name(), r.Dialect().Table(), dialect.Name(), dialect.Table())
 		}
 	}
 	return &Outbox{db: db, dialect: dialect, cfg: cfg}, nil

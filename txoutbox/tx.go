@@ -10,6 +10,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/relay"
 )
 
 // Tx is a database transaction that also captures events. It offers the
@@ -120,10 +121,7 @@ func (t *Tx) Commit() error {
 		_ = t.raw.Rollback()
 		return fmt.Errorf("txoutbox: commit: %w (%w)", sql.ErrTxDone, context.Cause(t.ctx))
 	}
-	var (
-		leased     []dialects.Record
-		leaseUntil time.Time
-	)
+	var ho handover
 	if len(events) > 0 {
 		if critical {
 			for i := range events {
@@ -131,21 +129,7 @@ func (t *Tx) Commit() error {
 			}
 		}
 		var err error
-		if li, owner, lease, ok := t.ob.leaseTarget(critical); ok {
-			// The relay in this process takes the rows as they are
-			// written: no claim after the commit (notify.Leaser).
-			leaseUntil = time.Now().Add(lease)
-			leased, err = li.InsertLeased(t.ctx, t.raw, events, owner, leaseUntil)
-		} else {
-			err = t.ob.dialect.Insert(t.ctx, t.raw, events)
-		}
-		if err == nil && critical {
-			// A notifier that must speak inside the transaction (PostgreSQL
-			// NOTIFY, delivered only on commit) does so now.
-			if tn, ok := t.ob.cfg.notifier.(notify.TxNotifier); ok {
-				err = tn.NotifyInTx(t.ctx, t.raw)
-			}
-		}
+		ho, err = t.ob.flush(t.ctx, t.raw, events, critical)
 		if err != nil {
 			ferr := &FlushError{Events: len(events), Err: err}
 			if rerr := t.raw.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
@@ -158,7 +142,7 @@ func (t *Tx) Commit() error {
 		return fmt.Errorf("txoutbox: commit: %w", err)
 	}
 	if len(events) > 0 {
-		t.ob.notify(events, critical, leased, leaseUntil)
+		t.ob.committed(critical, ho)
 	}
 	return nil
 }
@@ -178,68 +162,88 @@ func (t *Tx) Rollback() error {
 	return t.raw.Rollback()
 }
 
-// leaseTarget reports whether a time-critical transaction's events are to be
-// written leased to the relay in this process: the notifier is a
-// notify.Leaser with a relay taking leased events, and the dialect is a
-// dialects.LeasingInserter.
-func (o *Outbox) leaseTarget(critical bool) (dialects.LeasingInserter, string, time.Duration, bool) {
-	if !critical {
-		return nil, "", 0, false
-	}
-	l, ok := o.cfg.notifier.(notify.Leaser)
-	if !ok {
-		return nil, "", 0, false
-	}
-	li, ok := o.dialect.(dialects.LeasingInserter)
-	if !ok {
-		return nil, "", 0, false
-	}
-	owner, lease, ok := l.LeaseFor()
-	return li, owner, lease, ok
+// handover is what a flush leaves for after the COMMIT.
+type handover struct {
+	recs   []dialects.Record // for the relay in this process
+	read   bool              // the relay must read: owned rows not handed over
+	remote bool              // rows of partitions no relay in this process owns
 }
 
-// notify tells the Notifier about a committed transaction with events:
-// for a time-critical one, NotifyLeased with the rows leased to the relay in
-// this process, then NotifyEvents with the ids of the others (or Notify);
-// NotifyLazy otherwise when the notifier offers it.
-func (o *Outbox) notify(events []dialects.Event, critical bool, leased []dialects.Record, leaseUntil time.Time) {
-	n := o.cfg.notifier
-	if n == nil {
-		return
+// flush writes a transaction's events inside it: each event gets its
+// partition; a time-critical transaction with the relay of this process
+// (WithRelay) running writes with the dialect's hand-over insert so that
+// the relay gets the rows of its partitions in memory after COMMIT; rows of
+// other partitions are announced to their owners through the Notifier,
+// inside the transaction when it speaks there (PostgreSQL NOTIFY, delivered
+// only on commit).
+func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialects.Event, critical bool) (handover, error) {
+	var ho handover
+	n, err := o.partitionCount(ctx, q)
+	if err != nil {
+		return ho, err
 	}
-	if !critical {
+	owned := 0
+	for i := range events {
+		e := &events[i]
+		e.Partition = dialects.PartitionOf(e.AggregateType, e.AggregateID, n)
+		if critical && o.cfg.relay != nil && o.cfg.relay.Owns(e.Partition) {
+			owned++
+		}
+	}
+	ho.remote = critical && owned < len(events)
+	if owned == 0 {
+		err = o.dialect.Insert(ctx, q, events)
+	} else {
+		var recs []dialects.Record
+		recs, err = o.dialect.InsertHandoff(ctx, q, events)
+		for _, rec := range recs {
+			if o.cfg.relay.Owns(rec.Partition) {
+				ho.recs = append(ho.recs, rec)
+			}
+		}
+		ho.read = len(ho.recs) < owned
+	}
+	if err != nil {
+		return ho, err
+	}
+	if ho.remote {
+		if tn, ok := o.cfg.notifier.(notify.TxNotifier); ok {
+			err = tn.NotifyInTx(ctx, q)
+		}
+	}
+	return ho, err
+}
+
+// partitionCount returns the table's partition count, read once per Outbox
+// (inside the first transaction that writes events).
+func (o *Outbox) partitionCount(ctx context.Context, q dialects.Querier) (int, error) {
+	if n := o.parts.Load(); n > 0 {
+		return int(n), nil
+	}
+	n, err := o.dialect.Partitions(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	o.parts.Store(int64(n))
+	return n, nil
+}
+
+// committed tells the relay of this process and the Notifier about a
+// committed transaction with events.
+func (o *Outbox) committed(critical bool, ho handover) {
+	if r := o.cfg.relay; r != nil {
+		r.Committed(relay.Commit{Critical: critical, Records: ho.recs, Read: ho.read})
+	}
+	n := o.cfg.notifier
+	switch {
+	case n == nil:
+	case critical && ho.remote:
+		n.Notify()
+	case !critical:
 		if ln, ok := n.(notify.LazyNotifier); ok {
 			ln.NotifyLazy()
 		}
-		return
 	}
-	if len(leased) > 0 {
-		n.(notify.Leaser).NotifyLeased(leased, leaseUntil) // leased only via leaseTarget
-		if len(leased) == len(events) {
-			return
-		}
-	}
-	if en, ok := n.(notify.EventNotifier); ok {
-		ids := make([]string, 0, len(events)-len(leased))
-		for i := range events {
-			if !isLeased(leased, events[i].ID) {
-				ids = append(ids, events[i].ID)
-			}
-		}
-		en.NotifyEvents(ids)
-		return
-	}
-	n.Notify()
-}
-
-// isLeased reports whether id is among the leased records.
-func isLeased(leased []dialects.Record, id string) bool {
-	for i := range leased {
-		if leased[i].ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // Exec is (*sql.Tx).Exec.

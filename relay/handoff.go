@@ -1,0 +1,132 @@
+package relay
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// maxHandoff bounds the records waiting for the relay; past it a commit's
+// records are dropped and the relay reads them instead.
+const maxHandoff = 4096
+
+// Commit is what txoutbox hands to the relay in the same process after a
+// successful COMMIT (see txoutbox.WithRelay). It is the whole contract
+// between the two packages.
+type Commit struct {
+	// Critical reports a time-critical transaction: the relay publishes at
+	// once. Otherwise the relay gets a lazy wake (see Config.LazyDelay).
+	Critical bool
+	// Records are committed rows of partitions this relay owned at the flush
+	// (Owns) that the dialect found free to hand over
+	// (Dialect.InsertHandoff): published without a read.
+	Records []dialects.Record
+	// Read asks for a read of the relay's partitions at once: rows of them
+	// were committed that could not be handed over (an earlier event of
+	// their aggregate was pending or blocked).
+	Read bool
+}
+
+// handoff is the relay's side of the in-process hand-over. It outlives
+// runs: txoutbox holds the Relay; a running relay attaches its wake channel
+// and publishes the owned-partition set.
+type handoff struct {
+	owned [dialects.MaxPartitions / 64]atomic.Uint64
+
+	mu      sync.Mutex
+	wake    chan struct{} // the running relay's hand-over wake; nil when not running
+	lazy    chan struct{}
+	recs    []dialects.Record
+	read    bool
+	running bool
+}
+
+func (h *handoff) attach(wake, lazy chan struct{}) {
+	h.mu.Lock()
+	h.wake, h.lazy, h.running = wake, lazy, true
+	h.recs, h.read = nil, false
+	h.mu.Unlock()
+}
+
+// detach ends the hand-over of a run: nothing is owned any more, queued
+// records are dropped (they are committed rows: the next owner reads them).
+func (h *handoff) detach() {
+	h.setOwned(nil)
+	h.mu.Lock()
+	h.wake, h.lazy, h.running = nil, nil, false
+	h.recs, h.read = nil, false
+	h.mu.Unlock()
+}
+
+// setOwned publishes the set of partitions the relay publishes now.
+func (h *handoff) setOwned(parts []int) {
+	var words [len(h.owned)]uint64
+	for _, p := range parts {
+		words[p/64] |= 1 << (p % 64)
+	}
+	for i := range h.owned {
+		h.owned[i].Store(words[i])
+	}
+}
+
+func (h *handoff) owns(p int) bool {
+	if p < 0 || p >= dialects.MaxPartitions {
+		return false
+	}
+	return h.owned[p/64].Load()&(1<<(p%64)) != 0
+}
+
+func (h *handoff) commit(c Commit) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.running {
+		return
+	}
+	if !c.Critical {
+		signal(h.lazy)
+		return
+	}
+	if len(c.Records) > 0 {
+		if len(h.recs)+len(c.Records) <= maxHandoff {
+			h.recs = append(h.recs, c.Records...)
+		} else {
+			h.read = true
+		}
+	}
+	h.read = h.read || c.Read
+	signal(h.wake)
+}
+
+// take removes and returns the queued records (Seq order within each
+// commit) and whether a read was asked for.
+func (h *handoff) take() ([]dialects.Record, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	recs, read := h.recs, h.read
+	h.recs, h.read = nil, false
+	return recs, read
+}
+
+// signal sends a coalescing wake on c (buffer of one).
+func signal(c chan struct{}) {
+	if c == nil {
+		return
+	}
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// Owns reports whether the relay, running, publishes partition p now.
+// txoutbox calls it while flushing a time-critical transaction: events of
+// owned partitions are handed over after COMMIT, the others need a wake of
+// the relay that owns them.
+func (r *Relay) Owns(p int) bool { return r.hand.owns(p) }
+
+// Committed hands a committed transaction's records to the running relay
+// and wakes it; it never blocks, and does nothing when the relay is not
+// running (the rows are read by whichever relay owns them). txoutbox calls
+// it after COMMIT; c.Records must not be modified afterwards.
+func (r *Relay) Committed(c Commit) { r.hand.commit(c) }

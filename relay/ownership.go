@@ -1,0 +1,308 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// hungryInterval is how often a relay that owns less than its share looks
+// for partitions to take, for at most hungryFor rebalance intervals.
+const (
+	hungryInterval = 250 * time.Millisecond
+	hungryFor      = 2
+)
+
+// ownUpdate tells the publish loop which partitions to publish. done is
+// closed once it applies, which is after the batch in flight: a relay
+// releases a partition only when nothing of it is in flight.
+type ownUpdate struct {
+	active     []int
+	token      string
+	validUntil time.Time // lease dialects: stop publishing past it
+	done       chan struct{}
+}
+
+// owner is the ownership goroutine of one run: it holds the relay's
+// session, takes and releases partitions, renews leases, and tells the
+// publish loop what it owns. It runs on its own goroutine and its own
+// connection, so a slow batch never delays a renewal.
+type owner struct {
+	r        *Relay
+	parts    int
+	updates  chan ownUpdate
+	loopDone <-chan struct{} // closed when the publish loop returned
+
+	sess     dialects.Session
+	owned    []int // partitions the session holds, sorted
+	leases   bool  // the dialect's ownership is a lease (Check returns a time)
+	hungry   int   // rebalances left in hungry mode
+	warned   bool  // the no-cross-process-wake warning was logged
+	retry    time.Duration
+	watchSig chan struct{}  // a watched relay left
+	watchFor []string       // the relay set the watcher was started for
+	stopW    func()         // stops the current watcher
+	wg       sync.WaitGroup // watchers
+}
+
+func (o *owner) loop(ctx context.Context) {
+	defer o.wg.Wait()
+	defer o.closeSession()
+	t := time.NewTimer(0)
+	defer t.Stop()
+	grabAll := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-o.watchSig:
+			grabAll = true // a relay left: take its partitions now
+		}
+		next := o.step(ctx, grabAll)
+		grabAll = false
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(next)
+	}
+}
+
+// step opens the session if needed and rebalances once; it returns when
+// to run again.
+func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
+	cfg := &o.r.cfg
+	if o.sess == nil {
+		s, err := o.r.d.OpenSession(ctx, o.r.db, cfg.Owner, cfg.LeaseDuration)
+		if err != nil {
+			if ctx.Err() == nil {
+				cfg.Logger.ErrorContext(ctx, "jitoutbox relay: cannot open an ownership session; retrying",
+					"owner", cfg.Owner, "err", err)
+			}
+			o.retry = nextTroubleDelay(o.retry, cfg.RebalanceInterval)
+			return o.retry
+		}
+		o.sess, o.owned, o.retry, o.hungry = s, nil, 0, hungryFor*int(cfg.RebalanceInterval/hungryInterval)
+	}
+	if err := o.rebalance(ctx, grabAll); err != nil {
+		if ctx.Err() != nil {
+			return time.Hour
+		}
+		cfg.Logger.ErrorContext(ctx, "jitoutbox relay: ownership lost; publishing stopped until a new session owns partitions",
+			"owner", cfg.Owner, "err", err)
+		o.closeSession()
+		o.retry = nextTroubleDelay(o.retry, cfg.RebalanceInterval)
+		return o.retry
+	}
+	next := jitter(cfg.RebalanceInterval)
+	if o.leases {
+		next = min(next, cfg.LeaseDuration/3)
+	}
+	if o.hungry > 0 {
+		next = min(next, hungryInterval)
+	}
+	return next
+}
+
+// rebalance renews (lease dialects), reads the ownership view, and takes or
+// releases partitions so that the relay owns its share: of n live relays
+// sorted by token, the i-th owns P/n partitions, one more when i < P%n.
+// With grabAll it takes every free partition (a relay just left; the
+// surplus is given back once others ask for it).
+func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
+	cfg := &o.r.cfg
+	now := cfg.Clock()
+	var validUntil time.Time
+	if o.leases || len(o.owned) == 0 {
+		owned, until, err := o.sess.Check(ctx, now)
+		if err != nil {
+			return err
+		}
+		o.leases = !until.IsZero()
+		o.owned, validUntil = owned, until
+	}
+	v, err := o.sess.View(ctx, now)
+	if err != nil {
+		return err
+	}
+	token := o.sess.Token()
+	if !o.leases {
+		o.owned = o.owned[:0]
+		for p, t := range v.Owners {
+			if t == token {
+				o.owned = append(o.owned, p)
+			}
+		}
+	}
+	o.watch(ctx, v)
+	n := len(v.Relays)
+	idx := slices.Index(v.Relays, token)
+	if idx < 0 { // not yet visible (lease dialects renew it with Check)
+		idx, n = n, n+1
+	}
+	if n > 1 && len(cfg.Sources) == 0 && !o.warned {
+		o.warned = true
+		cfg.Logger.WarnContext(ctx, "jitoutbox relay: other relays share this table but this relay has no cross-process wake (Config.Sources): time-critical events committed elsewhere for its partitions wait for its poll; wake it with notify/pgnotify or notify/natsnotify",
+			"owner", cfg.Owner, "relays", n, "poll_interval", cfg.PollInterval)
+	}
+	target := o.parts / n
+	if idx < o.parts%n {
+		target++
+	}
+	var free []int
+	load := make(map[string]int)
+	for p, t := range v.Owners {
+		if t == "" {
+			free = append(free, p)
+		} else {
+			load[t]++
+		}
+	}
+	want := target - len(o.owned)
+	if grabAll {
+		want = len(free)
+	}
+	if want > 0 && len(free) > 0 {
+		// Start at a point that differs per relay, so that relays looking
+		// at once try different partitions first.
+		off := dialects.PartitionOf("", token, len(free))
+		try := append(slices.Clone(free[off:]), free[:off]...)
+		try = try[:min(want, len(try))]
+		taken, err := o.sess.Take(ctx, try, now)
+		if err != nil {
+			return err
+		}
+		o.owned = append(o.owned, taken...)
+		slices.Sort(o.owned)
+	}
+	switch {
+	case len(o.owned) < target && o.hungry > 0:
+		o.hungry--
+	case len(o.owned) >= target:
+		o.hungry = 0
+	}
+	if len(o.owned) < target && o.hungry == 0 && !grabAll {
+		o.hungry = hungryFor * int(cfg.RebalanceInterval/hungryInterval)
+	}
+	// Give surplus back only to relays that want it.
+	deficit := 0
+	for i, t := range v.Relays {
+		if t == token {
+			continue
+		}
+		tt := o.parts / n
+		if i < o.parts%n {
+			tt++
+		}
+		deficit += max(tt-load[t], 0)
+	}
+	var release []int
+	if surplus := len(o.owned) - target; surplus > 0 && deficit > 0 {
+		k := min(surplus, deficit)
+		release = slices.Clone(o.owned[len(o.owned)-k:])
+		o.owned = o.owned[:len(o.owned)-k]
+	}
+	if err := o.publish(ctx, validUntil); err != nil {
+		return err
+	}
+	if len(release) > 0 {
+		if err := o.sess.Release(ctx, release); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publish hands the owned set to the publish loop and waits until it
+// applies (after its batch in flight).
+func (o *owner) publish(ctx context.Context, validUntil time.Time) error {
+	u := ownUpdate{active: slices.Clone(o.owned), validUntil: validUntil, done: make(chan struct{})}
+	if o.sess != nil {
+		u.token = o.sess.Token()
+	}
+	select {
+	case o.updates <- u:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-o.loopDone:
+		return errors.New("relay stopped")
+	}
+	select {
+	case <-u.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-o.loopDone:
+		return errors.New("relay stopped")
+	}
+}
+
+// watch (re)starts the goroutine that waits for a watched relay to leave,
+// when the set of live relays changed.
+func (o *owner) watch(ctx context.Context, v dialects.View) {
+	if slices.Equal(v.Relays, o.watchFor) && o.stopW != nil {
+		return
+	}
+	if o.stopW != nil {
+		o.stopW()
+	}
+	o.watchFor = slices.Clone(v.Relays)
+	wctx, cancel := context.WithCancel(ctx)
+	o.stopW = cancel
+	sess := o.sess
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		for wctx.Err() == nil {
+			err := sess.WaitChange(wctx, v)
+			switch {
+			case errors.Is(err, dialects.ErrWaitUnsupported), wctx.Err() != nil:
+				return
+			case err != nil:
+				t := time.NewTimer(time.Second)
+				select {
+				case <-wctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				continue
+			}
+			signal(o.watchSig)
+			return // restarted by the next rebalance with the new relay set
+		}
+	}()
+}
+
+// closeSession tells the publish loop to stop publishing, waits for its
+// batch in flight, and ends the session (its partitions are free at once).
+func (o *owner) closeSession() {
+	if o.sess == nil {
+		return
+	}
+	if o.stopW != nil {
+		o.stopW()
+		o.stopW = nil
+	}
+	o.wg.Wait()
+	o.owned = nil
+	select {
+	case <-o.loopDone:
+	default:
+		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+		_ = o.publish(ctx, time.Time{})
+		cancel()
+	}
+	if err := o.sess.Close(); err != nil {
+		o.r.cfg.Logger.Warn("jitoutbox relay: closing the ownership session failed; its partitions are free once its connection or lease ends",
+			"owner", o.r.cfg.Owner, "err", err)
+	}
+	o.sess, o.watchFor = nil, nil
+}

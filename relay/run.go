@@ -1,0 +1,361 @@
+package relay
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// retryMargin is added to retry timers so that a row whose NextAttemptAt
+// has just come due is read even on databases with coarse timestamps.
+const retryMargin = 5 * time.Millisecond
+
+// dbLogEvery rate-limits the logging of a persisting database error.
+const dbLogEvery = time.Minute
+
+// recentSeqs bounds the seqs of published rows a run remembers, so that a
+// hand-over that arrives after the relay already read, published and
+// marked the same row is not published twice.
+const recentSeqs = 1 << 14
+
+// run is the state of one Run: everything a run changes lives here, made
+// anew by each Run, so that nothing of a stopped run leaks into the next.
+type run struct {
+	r     *Relay
+	wakes struct {
+		urgent, lazy, handoff chan struct{}
+	}
+	own      *owner
+	updates  chan ownUpdate
+	loopDone chan struct{}
+
+	// Publish loop state, touched only by the loop's goroutine.
+	active     []int     // partitions published now, sorted
+	token      string    // the session's fencing token
+	validUntil time.Time // lease dialects: ownership certain until then
+	recent     map[int64]struct{}
+	recentQ    []int64
+	trouble    time.Duration // current outage/db-error back-off, 0 when healthy
+	inOutage   bool
+	lastAckAt  time.Time // when the broker last acknowledged a message
+	dbFailing  bool
+	dbErrCount int
+	dbLoggedAt time.Time
+}
+
+func newRun(r *Relay, parts int) *run {
+	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
+		recent: make(map[int64]struct{})}
+	rn.wakes.urgent = make(chan struct{}, 1)
+	rn.wakes.lazy = make(chan struct{}, 1)
+	rn.wakes.handoff = make(chan struct{}, 1)
+	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1)}
+	return rn
+}
+
+// cycleResult tells the loop what to do after a cycle.
+type cycleResult struct {
+	claimed   int
+	published int
+	// outage: a wave failed entirely with retryable errors; dbErr: a
+	// database call failed. Either sets trouble: back off before the next
+	// read.
+	outage  bool
+	dbErr   error
+	trouble bool
+	// more asks for another cycle at once (a full batch, or rows held
+	// behind a failure that others may follow).
+	more bool
+	// retryAt is when rows this cycle scheduled become due (zero if none).
+	retryAt time.Time
+}
+
+func (res *cycleResult) retryNoLaterThan(t time.Time) {
+	t = t.Add(retryMargin)
+	if res.retryAt.IsZero() || t.Before(res.retryAt) {
+		res.retryAt = t
+	}
+}
+
+// apply takes an ownership update (between batches) and publishes the set
+// to the hand-over. It reports whether partitions were gained.
+func (rn *run) apply(u ownUpdate) bool {
+	gained := false
+	for _, p := range u.active {
+		if _, ok := slices.BinarySearch(rn.active, p); !ok {
+			gained = true
+		}
+	}
+	rn.active, rn.token, rn.validUntil = u.active, u.token, u.validUntil
+	rn.r.hand.setOwned(rn.active)
+	close(u.done)
+	return gained
+}
+
+// applyPending applies an update waiting on the channel, if any.
+func (rn *run) applyPending() bool {
+	select {
+	case u := <-rn.updates:
+		return rn.apply(u)
+	default:
+		return false
+	}
+}
+
+// loop runs cycles until ctx ends.
+func (rn *run) loop(ctx context.Context) {
+	defer close(rn.loopDone)
+	defer rn.r.hand.setOwned(nil)
+	cfg := &rn.r.cfg
+	poll := time.NewTimer(jitter(cfg.PollInterval))
+	defer poll.Stop()
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	var retries retrySchedule
+	lazyTimer := time.NewTimer(time.Hour)
+	lazyTimer.Stop()
+	defer lazyTimer.Stop()
+	lazyPending := false
+
+	reason := reasonStart
+	handoffOnly := false
+	for {
+		var res cycleResult
+		if len(rn.active) > 0 {
+			res = rn.cycle(ctx, handoffOnly)
+		}
+		handoffOnly = false
+		rn.r.ts.cycleDone(ctx, cycleSignal{Reason: reason, Claimed: res.claimed, Published: res.published, Outage: res.outage, DBError: res.dbErr})
+		if ctx.Err() != nil {
+			return
+		}
+		poll.Reset(jitter(cfg.PollInterval))
+		if !res.retryAt.IsZero() {
+			retries.add(res.retryAt)
+		}
+		if next, ok := retries.next(cfg.Clock()); ok {
+			retry.Reset(next)
+		}
+		if res.trouble {
+			// Broker outage or database error: back off before the next
+			// read, whatever wakes arrive meanwhile (ownership updates are
+			// still applied at once).
+			t := time.NewTimer(rn.trouble)
+		backoff:
+			for {
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case u := <-rn.updates:
+					rn.apply(u)
+				case <-t.C:
+					break backoff
+				}
+			}
+			reason = reasonTrouble
+			continue
+		}
+		if res.more {
+			reason = reasonMore
+			continue
+		}
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u := <-rn.updates:
+				if rn.apply(u) {
+					reason = reasonOwn
+					break wait
+				}
+			case <-rn.wakes.urgent:
+				reason = reasonWake
+				break wait
+			case <-rn.wakes.handoff:
+				reason = reasonWake
+				handoffOnly = true
+				break wait
+			case <-poll.C:
+				reason = reasonPoll
+				break wait
+			case <-retry.C:
+				retries.due(cfg.Clock())
+				reason = reasonRetry
+				break wait
+			case <-lazyTimer.C:
+				lazyPending = false
+				reason = reasonLazy
+				break wait
+			case <-rn.wakes.lazy:
+				if !lazyPending {
+					lazyPending = true
+					lazyTimer.Reset(cfg.LazyDelay)
+				}
+			}
+		}
+	}
+}
+
+// cycle publishes the handed-over records first, then reads the owned
+// partitions. A cycle caused only by a hand-over that asked for no read
+// skips the read: that commit is delivered, and other rows wait for their
+// wake or the poll as they would anyway; that saves a statement on the
+// time-critical path.
+func (rn *run) cycle(ctx context.Context, handoffOnly bool) cycleResult {
+	rn.r.c.cycles.Add(1)
+	var res cycleResult
+	recs, read := rn.r.hand.take()
+	recs = rn.ownedFresh(recs)
+	ok := true
+	for len(recs) > 0 && ok {
+		n := min(len(recs), rn.r.cfg.BatchSize)
+		res.claimed += n
+		rn.publishBatch(ctx, recs[:n], true, &res)
+		recs = recs[n:]
+		ok = res.dbErr == nil && !res.outage && ctx.Err() == nil
+	}
+	if ok && (read || !handoffOnly) {
+		rn.applyPending()
+		got, rok := rn.read(ctx, &res)
+		if rok && got >= rn.r.cfg.BatchSize {
+			res.more = true
+		}
+	}
+	rn.afterCycle(ctx, &res)
+	return res
+}
+
+// ownedFresh keeps the handed-over records of partitions the run publishes
+// that it has not published already.
+func (rn *run) ownedFresh(recs []dialects.Record) []dialects.Record {
+	out := recs[:0]
+	for _, rec := range recs {
+		if _, ok := slices.BinarySearch(rn.active, rec.Partition); !ok {
+			continue
+		}
+		if _, dup := rn.recent[rec.Seq]; dup {
+			continue
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+// remember records published seqs for ownedFresh, forgetting the oldest
+// past recentSeqs.
+func (rn *run) remember(seqs []int64) {
+	for _, s := range seqs {
+		rn.recent[s] = struct{}{}
+		rn.recentQ = append(rn.recentQ, s)
+	}
+	if over := len(rn.recentQ) - recentSeqs; over > 0 {
+		for _, s := range rn.recentQ[:over] {
+			delete(rn.recent, s)
+		}
+		rn.recentQ = append(rn.recentQ[:0], rn.recentQ[over:]...)
+	}
+}
+
+// read reads one batch of the owned partitions and publishes it. It
+// reports the rows read and whether the cycle may go on.
+func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
+	if len(rn.active) == 0 {
+		return 0, true
+	}
+	recs, err := rn.r.d.Read(ctx, rn.r.db, dialects.ReadRequest{
+		Partitions: rn.active,
+		Limit:      rn.r.cfg.BatchSize,
+		Now:        rn.r.cfg.Clock(),
+	})
+	if err != nil {
+		if ctx.Err() == nil {
+			res.dbErr = err
+		}
+		return 0, false
+	}
+	if len(recs) > 0 {
+		rn.r.c.claims.Add(1)
+	}
+	res.claimed += len(recs)
+	if len(recs) == 0 {
+		return 0, true
+	}
+	rn.publishBatch(ctx, recs, false, res)
+	return len(recs), res.dbErr == nil && !res.outage && ctx.Err() == nil
+}
+
+// afterCycle updates the trouble state and logs transitions.
+func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
+	if ctx.Err() != nil {
+		return
+	}
+	cfg := &rn.r.cfg
+	now := cfg.Clock()
+	if res.dbErr != nil {
+		rn.dbErrCount++
+		if !rn.dbFailing || now.Sub(rn.dbLoggedAt) >= dbLogEvery {
+			cfg.Logger.ErrorContext(ctx, "jitoutbox relay: database error; backing off",
+				"owner", cfg.Owner, "err", res.dbErr, "errors_since_last_log", rn.dbErrCount)
+			rn.dbLoggedAt = now
+			rn.dbErrCount = 0
+		}
+		rn.dbFailing = true
+		if !res.outage {
+			rn.trouble = nextTroubleDelay(rn.trouble, cfg.PollInterval)
+		}
+	} else if rn.dbFailing {
+		rn.dbFailing = false
+		rn.dbErrCount = 0
+		cfg.Logger.InfoContext(ctx, "jitoutbox relay: database recovered", "owner", cfg.Owner)
+	}
+	res.trouble = res.outage || res.dbErr != nil
+	if !res.trouble && (res.published > 0 || !rn.inOutage) {
+		rn.trouble = 0
+	}
+}
+
+// maxRetryTimes bounds the distinct retry times a relay remembers.
+const maxRetryTimes = 256
+
+// retrySchedule remembers when rows this relay failed become due again, so
+// that each of those moments gets a cycle, even when a later failure is
+// scheduled after an earlier, still pending one. Times are kept sorted;
+// beyond maxRetryTimes the second-latest is dropped, so the latest time is
+// always kept and nothing waits for the safety-net poll.
+type retrySchedule struct {
+	times []time.Time
+}
+
+func (s *retrySchedule) add(t time.Time) {
+	i, found := slices.BinarySearchFunc(s.times, t, func(a, b time.Time) int { return a.Compare(b) })
+	if found {
+		return
+	}
+	s.times = slices.Insert(s.times, i, t)
+	if n := len(s.times); n > maxRetryTimes {
+		s.times = slices.Delete(s.times, n-2, n-1)
+	}
+}
+
+// due drops the times that have come.
+func (s *retrySchedule) due(now time.Time) {
+	i := 0
+	for i < len(s.times) && !s.times[i].After(now) {
+		i++
+	}
+	s.times = slices.Delete(s.times, 0, i)
+}
+
+// next returns how long until the earliest remembered time (0 if it has
+// come), and false when nothing is scheduled.
+func (s *retrySchedule) next(now time.Time) (time.Duration, bool) {
+	if len(s.times) == 0 {
+		return 0, false
+	}
+	return max(s.times[0].Sub(now), 0), true
+}
