@@ -36,24 +36,47 @@ func commit(t *testing.T, ob *txoutbox.Outbox, agg string, from, n int, rollback
 	}
 }
 
+// relayOutbox returns an Outbox wired to r (txoutbox.WithRelay).
+func relayOutbox(t *testing.T, e env, r *Relay) *txoutbox.Outbox {
+	t.Helper()
+	ob, err := txoutbox.New(e.db, e.d, txoutbox.WithRelay(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ob
+}
+
+// waitOwnsAll waits until r owns every partition of the table.
+func waitOwnsAll(t *testing.T, e env, r *Relay) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the relay owns every partition", func() bool {
+		for p := range e.parts {
+			if !r.Owns(p) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 func TestCommittedPublishedOnceRolledBackNever(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
-		sig, ob := localOutbox(t, e)
 		rec := newRecorder(nil)
 		cfg := testConfig("r1")
-		cfg.Sources = []notify.Source{sig}
 		cfg.BatchSize = 7 // several batches, several waves
+		cfg.LazyDelay = 20 * time.Millisecond
 		r := newRelay(t, e, rec, cfg)
+		ob := relayOutbox(t, e, r)
 		stop := start(t, r)
+		waitOwnsAll(t, e, r)
 		for i := range 10 {
 			agg := "o" + strconv.Itoa(i%4)
 			commit(t, ob, agg, i*3, 3, false, txoutbox.TimeCritical())
 			commit(t, ob, "rolledback", i, 2, true, txoutbox.TimeCritical())
 			commit(t, ob, agg+"-ordinary", i*2, 2, false)
 		}
-		// Ordinary commits are picked up by the wakes of the critical ones or
-		// a lazy wake; nudge once more for the last ones.
-		sig.NotifyLazy()
+		// Ordinary commits are picked up by the reads of the critical ones or
+		// a lazy wake.
 		waitFor(t, 30*time.Second, "50 events published", func() bool { return rec.published() >= 50 })
 		waitFor(t, 10*time.Second, "backlog empty", func() bool { return e.stats(t).Pending == 0 })
 		stop()
@@ -85,23 +108,21 @@ func TestCommittedPublishedOnceRolledBackNever(t *testing.T) {
 	})
 }
 
-func TestTimeCriticalCommitWakes(t *testing.T) {
+// A time-critical commit in the relay's process is handed over: published
+// at once without a read (one fast-path batch).
+func TestTimeCriticalCommitHandedOver(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
-		sig := notify.NewLocal()
-		ob, err := txoutbox.New(e.db, e.d, txoutbox.WithNotifier(sig))
-		if err != nil {
-			t.Fatal(err)
-		}
 		rec := newRecorder(nil)
 		cfg := testConfig("r1")
-		cfg.Sources = []notify.Source{sig}
 		cfg.PollInterval = time.Hour
 		hooks := &hookRecorder{}
 		cfg.Hooks = hooks
 		r := newRelay(t, e, rec, cfg)
+		ob := relayOutbox(t, e, r)
 		cycles := armCycles(r)
 		start(t, r)
-		nextCycle(t, cycles, "start", func(s cycleSignal) bool { return s.Reason == reasonStart })
+		waitOwnsAll(t, e, r)
+		nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
 		commit(t, ob, "o1", 0, 3, false, txoutbox.TimeCritical())
 		s := nextCycle(t, cycles, "publishing cycle", func(s cycleSignal) bool { return s.Published > 0 })
 		if s.Reason != reasonWake || s.Published != 3 {
@@ -113,33 +134,24 @@ func TestTimeCriticalCommitWakes(t *testing.T) {
 		}
 		hooks.mu.Lock()
 		defer hooks.mu.Unlock()
-		if hooks.fast != 1 {
-			t.Errorf("%d fast-path batches, want 1 (claimed by id)", hooks.fast)
+		if hooks.fast != 1 || hooks.starts != 1 {
+			t.Errorf("%d batches, %d fast-path, want 1 handed over and no read", hooks.starts, hooks.fast)
 		}
 	})
 }
 
 func TestLazyWakeDeliversOrdinaryCommit(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
-		sig := notify.NewLocal()
-		ob, err := txoutbox.New(e.db, e.d, txoutbox.WithNotifier(sig))
-		if err != nil {
-			t.Fatal(err)
-		}
 		rec := newRecorder(nil)
 		cfg := testConfig("r1")
-		cfg.Sources = []notify.Source{sig}
 		cfg.LazyDelay = 20 * time.Millisecond
 		r := newRelay(t, e, rec, cfg)
+		ob := relayOutbox(t, e, r)
 		cycles := armCycles(r)
 		start(t, r)
-		nextCycle(t, cycles, "start", func(s cycleSignal) bool { return s.Reason == reasonStart })
+		waitOwnsAll(t, e, r)
+		nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
 		commit(t, ob, "o1", 0, 2, false)
-		// txoutbox tells a LazyNotifier after ordinary commits; call it here
-		// too so this test does not depend on that (wakes coalesce).
-		for range 5 {
-			sig.NotifyLazy()
-		}
 		s := nextCycle(t, cycles, "publishing cycle", func(s cycleSignal) bool { return s.Published > 0 })
 		if s.Reason != reasonLazy || s.Published != 2 {
 			t.Errorf("cycle = %+v, want reason lazy publishing 2", s)

@@ -1,61 +1,77 @@
-// Package relay delivers committed outbox events to a broker: it claims
-// unpublished rows in batches (safely, with any number of relays in any
-// number of processes), publishes them through a Publisher, marks them, retries
-// failures with backoff, dead-letters poison events, keeps the events of each
-// aggregate in order, and deletes old published rows.
+// Package relay delivers committed outbox events to a broker: it publishes
+// pending rows of the partitions it owns through a Publisher, marks them,
+// retries failures with backoff, dead-letters poison events, keeps the
+// events of each aggregate in order, and deletes old published rows.
+//
+// # Partitions and ownership
+//
+// Every outbox row belongs to a partition (dialects.PartitionOf of its
+// aggregate, among the table's fixed count, 64 by default): all events of
+// one aggregate are in one partition. A relay opens an ownership session
+// (dialects.Session) and owns a share of the partitions: of n live relays,
+// each owns P/n (the first P%n one more). Only the owner publishes a
+// partition, so relays never contend for rows, and order per aggregate
+// needs no lock: the owner reads a partition's pending rows in Seq order
+// with a plain SELECT and marks what the broker acknowledged. Marks and
+// failures are fenced by the session's token: a relay that lost a partition
+// changes nothing in it.
+//
+// On PostgreSQL and MariaDB/MySQL ownership is a session lock (advisory
+// lock, GET_LOCK) on a connection of the relay's own: it lasts while that
+// connection lives, costs nothing while idle, and ends the moment a killed
+// relay's connection closes; each relay watches another's session (a ring)
+// and takes a departed relay's partitions at once. On SQLite ownership is
+// a lease (Config.LeaseDuration) that the relay renews on its ownership
+// goroutine, never behind a slow batch, and stops publishing before it can
+// expire. Relays rebalance cooperatively every Config.RebalanceInterval: a
+// relay with fewer than its share takes free partitions (looking every
+// 250ms until it has them), a relay with more releases its surplus, once
+// its batch in flight is marked, only when another relay wants them.
 //
 // # Cycles
 //
-// Run loops over cycles. A cycle runs at start, at once on a wake from any
+// The publish loop runs a cycle at once on a hand-over or a wake from
 // Config.Sources, within Config.LazyDelay of a lazy wake (an ordinary
-// commit), when a retry comes due, after Config.PollInterval without any
-// other cycle, and again at once while claimed batches come back full. Wakes
-// arriving during a cycle cause at most one further cycle.
+// commit), when a retry comes due, when the relay takes partitions, after
+// Config.PollInterval without any other cycle, and again at once while
+// batches come back full. Wakes arriving during a cycle cause at most one
+// further cycle.
 //
-// A cycle first publishes the rows that time-critical transactions wrote
-// already leased to this relay and handed over at commit (sources
-// implementing notify.LeaseSource, such as notify.Local; the relay registers
-// with one at start and releases what it did not take when it stops), then
-// takes the ids of other just-committed time-critical events from sources
-// implementing notify.IDSource and claims exactly those rows (the fast path),
-// then claims by scanning. Each claimed batch is published in
+// A cycle first publishes the rows that time-critical transactions of this
+// process handed over at commit (txoutbox.WithRelay: rows of partitions the
+// relay owns, with no earlier event of their aggregate pending), with no
+// read at all; then it reads its partitions. Each batch is published in
 // waves: wave k holds the k-th event of each aggregate in the batch, so a
-// Publisher never sees two events of one aggregate in one call. When an event
-// fails, the later events of its aggregate in the batch are released without
-// counting an attempt. All successes of a batch are marked in one statement.
-//
-// With Config.Prefetch, while a backlog drains (a scan claim came back full),
-// the relay claims the next batch while it publishes the current one, so
-// that the database and the broker work at the same time. That
-// speculative claim examines a bounded window of rows
-// (dialects.ClaimRequest.Window) because it must hold back every aggregate
-// of the batch in flight; when it comes back empty, the relay claims again
-// once the batch is marked. Order per aggregate is the claim's rule either
-// way.
+// Publisher never sees two events of one aggregate in one call. When an
+// event fails, the later events of its aggregate wait. All successes of a
+// batch are marked in one statement.
 //
 // # Failures
 //
 // A retryable error records an attempt and schedules the next one after
 // Config.Backoff; a permanent error (IsPermanent) or the last of
 // Config.MaxAttempts attempts moves the row to the dead state, publishes it to
-// Config.DeadLetter if set, and reports it to a DeadLetterHook. Dead rows do
-// not hold back their aggregate's later events.
+// Config.DeadLetter if set, and reports it to a DeadLetterHook. A failed
+// event blocks its aggregate (only that aggregate: the rest of its partition
+// flows): until its next attempt for a retry; for a dead event until an
+// operator requeues it (it is then published first) or skips it, unless
+// Config.ReleaseOnDead lets the later events flow at once.
 //
 // A wave in which every message failed with a retryable error is treated as
 // a broker outage when it held two or more messages, every error was a
 // timeout, or the relay is already in an outage: then nothing is counted as
-// an attempt, all unpublished rows of the batch are released, and the relay
+// an attempt, the unpublished rows of the batch stay pending, and the relay
 // backs off exponentially (100ms doubling up to PollInterval) before its next
-// claim, logging once when the outage starts and once when it ends. Database
+// read, logging once when the outage starts and once when it ends. Database
 // errors back off the same way and are logged at most once a minute.
 //
 // # Stopping
 //
 // When Run's context ends, the batch in flight is finished: events the broker
-// confirmed are marked and the rest (and a batch claimed ahead) released at
-// once, on a short context of their own, so that another relay can take them
-// immediately. Run returns
-// only after every goroutine it started has ended.
+// confirmed are marked, on a short context of their own; then the session
+// ends and its partitions are free at once for the other relays. Run
+// returns only after every goroutine it started has ended; all state of a
+// run lives in that run, so a relay may Run again.
 //
 // # Observing
 //

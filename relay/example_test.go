@@ -12,7 +12,6 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
-	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -39,13 +38,6 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	// One in-process signal: txoutbox notifies it, the relay listens to it.
-	sig := notify.NewLocal()
-	ob, err := txoutbox.New(db, dialect, txoutbox.WithNotifier(sig))
-	if err != nil {
-		log.Fatal(err)
-	}
-
 	done := make(chan struct{})
 	pub := relay.PublisherFunc(func(ctx context.Context, batch []relay.Message, errs []error) {
 		for _, m := range batch {
@@ -54,9 +46,14 @@ func Example() {
 		close(done)
 	})
 	r, err := relay.New(db, dialect, pub, relay.Config{
-		Sources:      []notify.Source{sig},
-		PollInterval: time.Hour, // the wake, not the poll, delivers the event
+		PollInterval: time.Hour, // the hand-over, not the poll, delivers the event
 	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The relay in this process, wired once: time-critical commits are
+	// handed to it in memory.
+	ob, err := txoutbox.New(db, dialect, txoutbox.WithRelay(r))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -54,62 +54,112 @@ func (h *hookRecorder) DeadLettered(ctx context.Context, m Message, err error) {
 	h.mu.Unlock()
 }
 
+// A permanent error dead-letters the event at once; by default its
+// aggregate stays blocked (the later events wait) until an operator
+// requeues the dead event (published first, then the rest in order) or
+// skips it (the rest flow, it stays dead). With ReleaseOnDead the rest
+// flow at once.
 func TestPermanentErrorDeadLettersAtOnce(t *testing.T) {
-	forEachTarget(t, func(t *testing.T, e env) {
-		poison := e.events("p", 0, 3) // p/0 is poison; p/1, p/2 must wait for it
-		others := e.events("q", 0, 3)
-		e.insert(t, append(poison, others...))
-		var mu sync.Mutex
-		var order []string // payloads in Publish order, failures prefixed "x"
-		rec := newRecorder(func(m Message) error {
-			mu.Lock()
-			defer mu.Unlock()
-			if m.ID == poison[0].ID {
-				order = append(order, "x"+string(m.Payload))
-				return Permanent(errors.New("schema rejected"))
-			}
-			order = append(order, string(m.Payload))
-			return nil
+	for _, mode := range []string{"requeue", "skip", "release"} {
+		t.Run(mode, func(t *testing.T) {
+			forEachTarget(t, func(t *testing.T, e env) { testDeadLetter(t, e, mode) })
 		})
-		hooks := &hookRecorder{}
-		dl := newRecorder(nil)
-		cfg := testConfig("r1")
-		cfg.Hooks = hooks
-		cfg.DeadLetter = dl
-		r := newRelay(t, e, rec, cfg)
-		stop := start(t, r)
-		waitFor(t, 20*time.Second, "5 published", func() bool { return rec.published() == 5 })
-		waitFor(t, 10*time.Second, "dead row, nothing pending", func() bool {
-			st := e.stats(t)
-			return st.Dead == 1 && st.Pending == 0
-		})
-		stop() // hooks and counters run after the database write: final once Run returns
-		rec.check(t)
+	}
+}
+
+func testDeadLetter(t *testing.T, e env, mode string) {
+	poison := e.events("p", 0, 3) // p/0 is poison; p/1, p/2 wait for it
+	others := e.events("q", 0, 3)
+	e.insert(t, append(poison, others...))
+	var mu sync.Mutex
+	healed := false
+	var order []string // payloads in Publish order, failures prefixed "x"
+	rec := newRecorder(func(m Message) error {
 		mu.Lock()
-		pos := map[string]int{}
-		for i, p := range order {
-			pos[p] = i
+		defer mu.Unlock()
+		if m.ID == poison[0].ID && !healed {
+			order = append(order, "x"+string(m.Payload))
+			return Permanent(errors.New("schema rejected"))
 		}
-		mu.Unlock()
-		if pos["xp/0"] > pos["p/1"] || pos["p/1"] > pos["p/2"] {
-			t.Errorf("order %v: p/1 and p/2 must follow the dead p/0", order)
-		}
-		if got := dl.snapshot(); len(got) != 1 || got[0].ID != poison[0].ID {
-			t.Errorf("dead-letter publisher got %v, want the poison event", got)
-		}
-		hooks.mu.Lock()
-		if len(hooks.dead) != 1 || hooks.published != 5 {
-			t.Errorf("hooks saw dead=%v published=%d", hooks.dead, hooks.published)
-		}
-		for _, end := range hooks.ends {
-			if end.Err != nil {
-				t.Errorf("BatchEnd: %v", end.Err)
-			}
-		}
-		hooks.mu.Unlock()
-		statsSettle(t, r, 5*time.Second, "want 1 dead-lettered, 1 dead, 0 pending", func(st Stats) bool {
-			return st.DeadLettered == 1 && st.Dead == 1 && st.Pending == 0
+		order = append(order, string(m.Payload))
+		return nil
+	})
+	hooks := &hookRecorder{}
+	dl := newRecorder(nil)
+	cfg := testConfig("r1")
+	cfg.Hooks = hooks
+	cfg.DeadLetter = dl
+	cfg.PollInterval = 50 * time.Millisecond // an operator's action is seen at the next poll
+	cfg.ReleaseOnDead = mode == "release"
+	r := newRelay(t, e, rec, cfg)
+	stop := start(t, r)
+	ctx := context.Background()
+	want := 5
+	if mode != "release" {
+		waitFor(t, 20*time.Second, "the 3 others published", func() bool { return rec.published() == 3 })
+		waitFor(t, 10*time.Second, "dead row, 2 pending", func() bool {
+			st := e.stats(t)
+			return st.Dead == 1 && st.Pending == 2
 		})
+		time.Sleep(200 * time.Millisecond) // several polls: the blocked events must stay put
+		if got := rec.published(); got != 3 {
+			t.Fatalf("%d published while p/0 is dead: the aggregate must stay blocked", got)
+		}
+		in, ok := e.d.(dialects.Inspector)
+		if !ok {
+			t.Fatal("dialect is not an Inspector")
+		}
+		bl, err := in.Blockers(ctx, e.db, time.Now(), 10)
+		if err != nil || len(bl) != 1 || bl[0].Reason != dialects.BlockDead || bl[0].Head == nil || bl[0].Head.ID != poison[0].ID {
+			t.Fatalf("blockers = %+v, %v; want p blocked by its dead p/0", bl, err)
+		}
+		f := dialects.RequeueFilter{IDs: []string{poison[0].ID}}
+		if mode == "requeue" {
+			mu.Lock()
+			healed = true
+			mu.Unlock()
+			want = 6
+			if n, err := e.d.Requeue(ctx, e.db, f, time.Now()); err != nil || n != 1 {
+				t.Fatalf("requeue: %d, %v", n, err)
+			}
+		} else if n, err := e.d.Skip(ctx, e.db, f); err != nil || n != 1 {
+			t.Fatalf("skip: %d, %v", n, err)
+		}
+	}
+	waitFor(t, 20*time.Second, "published after the block ends", func() bool { return rec.published() == want })
+	stop() // hooks and counters run after the database write: final once Run returns
+	rec.check(t)
+	mu.Lock()
+	pos := map[string]int{}
+	for i, p := range order {
+		pos[p] = i
+	}
+	mu.Unlock()
+	if pos["xp/0"] > pos["p/1"] || pos["p/1"] > pos["p/2"] {
+		t.Errorf("order %v: p/1 and p/2 must follow the dead p/0", order)
+	}
+	if mode == "requeue" && (pos["p/0"] > pos["p/1"]) {
+		t.Errorf("order %v: the requeued p/0 must be published before p/1", order)
+	}
+	if got := dl.snapshot(); len(got) != 1 || got[0].ID != poison[0].ID || got[0].Dead == nil || got[0].Dead.Attempts != 1 {
+		t.Errorf("dead-letter publisher got %+v, want the poison event with its dead info", got)
+	}
+	hooks.mu.Lock()
+	if len(hooks.dead) != 1 || hooks.published != want {
+		t.Errorf("hooks saw dead=%v published=%d", hooks.dead, hooks.published)
+	}
+	for _, end := range hooks.ends {
+		if end.Err != nil {
+			t.Errorf("BatchEnd: %v", end.Err)
+		}
+	}
+	hooks.mu.Unlock()
+	wantDead := int64(1)
+	if mode == "requeue" {
+		wantDead = 0
+	}
+	statsSettle(t, r, 5*time.Second, "want 1 dead-lettered, 0 pending", func(st Stats) bool {
+		return st.DeadLettered == 1 && st.Dead == wantDead && st.Pending == 0
 	})
 }
 
@@ -138,6 +188,7 @@ func TestRetryableUntilMaxAttempts(t *testing.T) {
 		cfg := testConfig("r1")
 		cfg.MaxAttempts = 3
 		cfg.DeadLetter = dl
+		cfg.ReleaseOnDead = true     // h/1 follows its dead h/0
 		cfg.PollInterval = time.Hour // retries must come from the retry timer
 		r := newRelay(t, e, rec, cfg)
 		start(t, r)
@@ -220,24 +271,31 @@ func TestBrokerOutage(t *testing.T) {
 	})
 }
 
-func TestLeaseExpiry(t *testing.T) {
+// A relay never publishes partitions another session owns; once that
+// session ends (a relay stopped or died), the relay takes them.
+func TestOwnedPartitionsWaitForTheirOwner(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		e.insert(t, e.interleaved(3, 2))
 		ctx := context.Background()
-		now := time.Now()
-		leaseUntil := now.Add(500 * time.Millisecond)
-		// A relay that claims and dies.
-		got, err := e.d.Claim(ctx, e.db, dialects.ClaimRequest{Owner: "dead", Limit: 100, Now: now, LeaseUntil: leaseUntil})
-		if err != nil || len(got) != 6 {
-			t.Fatalf("dead relay claimed %d rows, err %v; want 6", len(got), err)
+		other, err := e.d.OpenSession(ctx, e.db, "other", 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := make([]int, e.parts)
+		for i := range all {
+			all[i] = i
+		}
+		if got, err := other.Take(ctx, all, time.Now()); err != nil || len(got) != e.parts {
+			t.Fatalf("other took %v, %v", got, err)
 		}
 		var mu sync.Mutex
+		closed := false
 		var early []string
 		rec := newRecorder(func(m Message) error {
-			if time.Now().Before(leaseUntil) && m.Attempt == 1 && isOneOf(m.ID, got) {
-				mu.Lock()
+			mu.Lock()
+			defer mu.Unlock()
+			if !closed {
 				early = append(early, m.ID)
-				mu.Unlock()
 			}
 			return nil
 		})
@@ -245,23 +303,21 @@ func TestLeaseExpiry(t *testing.T) {
 		cfg.PollInterval = 100 * time.Millisecond
 		r := newRelay(t, e, rec, cfg)
 		start(t, r)
+		time.Sleep(500 * time.Millisecond)
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		if err := other.Close(); err != nil {
+			t.Fatal(err)
+		}
 		waitFor(t, 20*time.Second, "6 published", func() bool { return rec.published() == 6 })
 		rec.check(t)
 		mu.Lock()
 		defer mu.Unlock()
 		if len(early) > 0 {
-			t.Errorf("events leased by the dead relay published before the lease expired: %v", early)
+			t.Errorf("events of partitions owned by another session published: %v", early)
 		}
 	})
-}
-
-func isOneOf(id string, recs []dialects.Record) bool {
-	for _, r := range recs {
-		if r.ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 func TestPartialBatchMarksOnlySuccesses(t *testing.T) {
@@ -278,13 +334,13 @@ func TestPartialBatchMarksOnlySuccesses(t *testing.T) {
 		r := newRelay(t, e, rec, cfg)
 		cycles := armCycles(r)
 		start(t, r)
-		nextCycle(t, cycles, "start", func(s cycleSignal) bool { return s.Reason == reasonStart })
+		nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
 		st := e.stats(t)
 		if st.Published != 8 || st.Pending != 2 || rec.published() != 8 {
 			t.Errorf("after one cycle: table %+v, publisher %d; want 8 published, 2 pending", st, rec.published())
 		}
 		if n := e.maxAttempts(t); n != 1 {
-			t.Errorf("max attempts %d, want 1 (a2/0 failed once; a2/1 released uncounted)", n)
+			t.Errorf("max attempts %d, want 1 (a2/0 failed once; a2/1 held back uncounted)", n)
 		}
 	})
 }
@@ -298,7 +354,7 @@ func TestDeleteOnPublish(t *testing.T) {
 		r := newRelay(t, e, rec, cfg)
 		cycles := armCycles(r)
 		start(t, r)
-		nextCycle(t, cycles, "start", func(s cycleSignal) bool { return s.Reason == reasonStart })
+		nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
 		if st := e.stats(t); st.Published != 0 || st.Pending != 0 || rec.published() != 12 {
 			t.Errorf("table %+v, publisher %d; want an empty table and 12 published", st, rec.published())
 		}
@@ -319,7 +375,7 @@ func TestCleanupDeletesOldPublishedOnly(t *testing.T) {
 		r := newRelay(t, e, rec, cfg)
 		cycles := armCycles(r)
 		stop := start(t, r)
-		nextCycle(t, cycles, "start", func(s cycleSignal) bool { return s.Reason == reasonStart })
+		nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
 		stop()
 		e.insert(t, e.events("late", 0, 2)) // pending, never published
 		ctx := context.Background()

@@ -5,28 +5,12 @@ import (
 	"sync/atomic"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
 // maxHandoff bounds the records waiting for the relay; past it a commit's
 // records are dropped and the relay reads them instead.
 const maxHandoff = 4096
-
-// Commit is what txoutbox hands to the relay in the same process after a
-// successful COMMIT (see txoutbox.WithRelay). It is the whole contract
-// between the two packages.
-type Commit struct {
-	// Critical reports a time-critical transaction: the relay publishes at
-	// once. Otherwise the relay gets a lazy wake (see Config.LazyDelay).
-	Critical bool
-	// Records are committed rows of partitions this relay owned at the flush
-	// (Owns) that the dialect found free to hand over
-	// (Dialect.InsertHandoff): published without a read.
-	Records []dialects.Record
-	// Read asks for a read of the relay's partitions at once: rows of them
-	// were committed that could not be handed over (an earlier event of
-	// their aggregate was pending or blocked).
-	Read bool
-}
 
 // handoff is the relay's side of the in-process hand-over. It outlives
 // runs: txoutbox holds the Relay; a running relay attaches its wake channel
@@ -77,7 +61,7 @@ func (h *handoff) owns(p int) bool {
 	return h.owned[p/64].Load()&(1<<(p%64)) != 0
 }
 
-func (h *handoff) commit(c Commit) {
+func (h *handoff) commit(c txoutbox.Commit) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.running {
@@ -129,4 +113,6 @@ func (r *Relay) Owns(p int) bool { return r.hand.owns(p) }
 // and wakes it; it never blocks, and does nothing when the relay is not
 // running (the rows are read by whichever relay owns them). txoutbox calls
 // it after COMMIT; c.Records must not be modified afterwards.
-func (r *Relay) Committed(c Commit) { r.hand.commit(c) }
+func (r *Relay) Committed(c txoutbox.Commit) { r.hand.commit(c) }
+
+var _ txoutbox.Relay = (*Relay)(nil)

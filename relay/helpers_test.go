@@ -18,9 +18,10 @@ import (
 
 // env is one migrated test database and its dialect.
 type env struct {
-	db  *sql.DB
-	d   dialects.Dialect
-	ids *uuid7.Generator
+	db    *sql.DB
+	d     dialects.Dialect
+	ids   *uuid7.Generator
+	parts int // the table's partition count
 }
 
 // forEachTarget runs fn against every database target.
@@ -42,7 +43,11 @@ func openEnv(t *testing.T, tgt testdb.Target) env {
 	if err := d.Migrate(ctx, db); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	return env{db: db, d: d, ids: &uuid7.Generator{}}
+	parts, err := d.Partitions(ctx, db)
+	if err != nil {
+		t.Fatalf("partitions: %v", err)
+	}
+	return env{db: db, d: d, ids: &uuid7.Generator{}, parts: parts}
 }
 
 func sqliteEnv(t *testing.T) env { return openEnv(t, testdb.Targets()[0]) }
@@ -60,6 +65,7 @@ func (e env) events(agg string, from, n int) []dialects.Event {
 			Payload:       []byte(agg + "/" + strconv.Itoa(from+i)),
 			ContentType:   "text/plain",
 			CreatedAt:     now,
+			Partition:     dialects.PartitionOf("order", agg, e.parts),
 		}
 	}
 	return evs
@@ -235,12 +241,13 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // testConfig is a config with a quiet logger and short timings.
 func testConfig(owner string) Config {
 	return Config{
-		Owner:          owner,
-		Logger:         quietLogger(),
-		PollInterval:   time.Hour,
-		LeaseDuration:  10 * time.Second,
-		PublishTimeout: 5 * time.Second,
-		Backoff:        func(int) time.Duration { return 20 * time.Millisecond },
+		Owner:             owner,
+		Logger:            quietLogger(),
+		PollInterval:      time.Hour,
+		LeaseDuration:     10 * time.Second,
+		RebalanceInterval: 200 * time.Millisecond,
+		PublishTimeout:    5 * time.Second,
+		Backoff:           func(int) time.Duration { return 20 * time.Millisecond },
 	}
 }
 

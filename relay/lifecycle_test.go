@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
 func TestConfigValidation(t *testing.T) {
@@ -29,6 +31,7 @@ func TestConfigValidation(t *testing.T) {
 		{"negative attempts", Config{MaxAttempts: -1}, "MaxAttempts"},
 		{"negative cleanup batch", Config{CleanupBatch: -1}, "CleanupBatch"},
 		{"negative cleanup interval", Config{CleanupInterval: -1}, "CleanupInterval"},
+		{"negative rebalance", Config{RebalanceInterval: -1}, "RebalanceInterval"},
 		{"lease not above timeout", Config{LeaseDuration: 5 * time.Second, PublishTimeout: 5 * time.Second}, "LeaseDuration"},
 		{"lease below default timeout", Config{LeaseDuration: time.Second}, "LeaseDuration"},
 		{"nil source", Config{Sources: []notify.Source{notify.NewLocal(), nil}}, "Sources[1]"},
@@ -63,7 +66,7 @@ func TestConfigValidation(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
 	if c.BatchSize != 500 || c.PollInterval != 30*time.Second || c.LazyDelay != 250*time.Millisecond ||
-		c.LeaseDuration != 30*time.Second || c.PublishTimeout != 10*time.Second || c.MaxAttempts != 10 ||
+		c.LeaseDuration != 60*time.Second || c.RebalanceInterval != 30*time.Second || c.PublishTimeout != 10*time.Second || c.MaxAttempts != 10 ||
 		c.Retention != 7*24*time.Hour || c.CleanupInterval != 10*time.Minute || c.CleanupBatch != 1000 ||
 		c.Owner == "" || c.Logger == nil || c.Clock == nil || c.Backoff == nil {
 		t.Errorf("defaults: %+v", c)
@@ -106,6 +109,41 @@ func TestRunTwice(t *testing.T) {
 	}
 }
 
+// A relay run a second time starts from nothing of its first run: with a
+// second relay taking over in between, every event is published once.
+func TestReRunPublishesOnce(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		cfg := testConfig("r1")
+		cfg.PollInterval = 100 * time.Millisecond
+		r1 := newRelay(t, e, rec, cfg)
+		ob := relayOutbox(t, e, r1)
+		stop1 := start(t, r1)
+		waitOwnsAll(t, e, r1)
+		for i := range 10 {
+			commit(t, ob, "a"+strconv.Itoa(i%3), i, 1, false, txoutbox.TimeCritical())
+		}
+		stop1()
+		cfg2 := testConfig("r2")
+		cfg2.PollInterval = 100 * time.Millisecond
+		r2 := newRelay(t, e, rec, cfg2)
+		start(t, r2)
+		for i := 10; i < 25; i++ {
+			commit(t, ob, "a"+strconv.Itoa(i%3), i, 1, false, txoutbox.TimeCritical())
+		}
+		start(t, r1)
+		for i := 25; i < 50; i++ {
+			commit(t, ob, "a"+strconv.Itoa(i%3), i, 1, false, txoutbox.TimeCritical())
+		}
+		waitFor(t, 30*time.Second, "50 published", func() bool { return rec.published() >= 50 })
+		time.Sleep(300 * time.Millisecond) // a duplicate would come within a few polls
+		rec.check(t)
+		if n := rec.published(); n != 50 {
+			t.Errorf("published %d, want 50", n)
+		}
+	})
+}
+
 type failingSource struct{}
 
 func (failingSource) Listen(ctx context.Context) (<-chan struct{}, error) {
@@ -122,6 +160,9 @@ func TestRunFailsWhenSourceFails(t *testing.T) {
 	}
 }
 
+// A stopping relay finishes its batch in flight (the confirmed event is
+// marked) and ends its session: another session takes every partition at
+// once, and no attempt was counted.
 func TestStopReleasesInFlightBatch(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		e.insert(t, e.interleaved(3, 2))
@@ -151,11 +192,18 @@ func TestStopReleasesInFlightBatch(t *testing.T) {
 		if st.Published != 1 || st.Pending != 5 {
 			t.Errorf("after stop: %+v, want the confirmed event marked and 5 pending", st)
 		}
-		got, err := e.d.Claim(context.Background(), e.db, dialects.ClaimRequest{
-			Owner: "other", Limit: 100, Now: time.Now(), LeaseUntil: time.Now().Add(time.Minute),
-		})
-		if err != nil || len(got) != 5 {
-			t.Errorf("another owner claimed %d rows at once (err %v), want 5", len(got), err)
+		ctx := context.Background()
+		other, err := e.d.OpenSession(ctx, e.db, "other", 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		all := make([]int, e.parts)
+		for i := range all {
+			all[i] = i
+		}
+		if got, err := other.Take(ctx, all, time.Now()); err != nil || len(got) != e.parts {
+			t.Errorf("another session took %d partitions at once (err %v), want all %d", len(got), err, e.parts)
 		}
 		if n := e.maxAttempts(t); n != 0 {
 			t.Errorf("stop counted an attempt: max attempts %d", n)
@@ -163,23 +211,23 @@ func TestStopReleasesInFlightBatch(t *testing.T) {
 	})
 }
 
-// flaky fails Claim while failing is set.
+// flaky fails Read while failing is set.
 type flaky struct {
 	dialects.Dialect
 	mu      sync.Mutex
 	failing bool
-	claims  int
+	reads   int
 }
 
-func (f *flaky) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimRequest) ([]dialects.Record, error) {
+func (f *flaky) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
 	f.mu.Lock()
-	f.claims++
+	f.reads++
 	failing := f.failing
 	f.mu.Unlock()
 	if failing {
 		return nil, errors.New("database is down")
 	}
-	return f.Dialect.Claim(ctx, db, req)
+	return f.Dialect.Read(ctx, db, req)
 }
 
 func TestDatabaseErrorBacksOff(t *testing.T) {
@@ -195,7 +243,7 @@ func TestDatabaseErrorBacksOff(t *testing.T) {
 	start(t, r)
 	began := time.Now()
 	for range 5 {
-		s := nextCycle(t, cycles, "failing cycle", func(cycleSignal) bool { return true })
+		s := nextCycle(t, cycles, "failing cycle", func(s cycleSignal) bool { return s.Reason != reasonStart })
 		if s.DBError == nil {
 			t.Fatalf("cycle %+v without the database error", s)
 		}

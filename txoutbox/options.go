@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/notify"
-	"github.com/jitoutbox/jitoutbox/relay"
 )
 
 // DefaultMaxPayload is the default largest payload Add accepts (1 MiB).
@@ -16,7 +15,7 @@ const DefaultMaxPayload = 1 << 20
 // config is what Options set.
 type config struct {
 	notifier   notify.Notifier
-	relay      *relay.Relay
+	relay      Relay
 	maxPayload int
 	clock      func() time.Time
 	logger     *slog.Logger
@@ -50,13 +49,13 @@ func WithNotifier(n notify.Notifier) Option {
 	}
 }
 
-// WithRelay wires the relay running in this process: the one hand-over
-// between txoutbox and the relay. After a time-critical commit, the rows of
+// WithRelay wires the relay running in this process (a *relay.Relay): the
+// one hand-over between txoutbox and the relay. After a time-critical commit, the rows of
 // partitions that relay owns are handed to it in memory and published at
 // once, with no read; after an ordinary commit it gets a lazy wake. The
 // relay needs no Source for commits of this process. r must read the same
 // *sql.DB and table as the Outbox.
-func WithRelay(r *relay.Relay) Option {
+func WithRelay(r Relay) Option {
 	return func(c *config) error {
 		if r == nil {
 			return fmt.Errorf("%w: WithRelay(nil)", ErrInvalidOption)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/notify"
-	"github.com/jitoutbox/jitoutbox/relay"
 )
 
 // Tx is a database transaction that also captures events. It offers the
@@ -232,7 +231,7 @@ func (o *Outbox) partitionCount(ctx context.Context, q dialects.Querier) (int, e
 // committed transaction with events.
 func (o *Outbox) committed(critical bool, ho handover) {
 	if r := o.cfg.relay; r != nil {
-		r.Committed(relay.Commit{Critical: critical, Records: ho.recs, Read: ho.read})
+		r.Committed(Commit{Critical: critical, Records: ho.recs, Read: ho.read})
 	}
 	n := o.cfg.notifier
 	switch {
