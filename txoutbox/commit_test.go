@@ -283,50 +283,98 @@ func TestNotifyOncePerTimeCriticalCommit(t *testing.T) {
 	}
 }
 
-func TestEventNotifierGetsIDs(t *testing.T) {
-	n := &idsNotifier{}
-	ob, mock, _ := newMock(t, &fakeDialect{}, txoutbox.WithNotifier(n))
-	mock.ExpectBegin()
-	mock.ExpectExec(`^INSERT INTO outbox `).WillReturnResult(sqlmock.NewResult(0, 2))
-	mock.ExpectCommit()
-	mock.ExpectBegin()
-	mock.ExpectExec(`^INSERT INTO outbox `).WillReturnResult(sqlmock.NewResult(0, 1))
-	mock.ExpectCommit()
+// WithRelay: after a time-critical commit the rows of partitions the relay
+// owns are handed over; the Notifier is told only when some event belongs
+// to a partition the relay does not own. Ordinary commits give the relay a
+// lazy commit (Critical false) and no Notify.
+func TestRelayHandOver(t *testing.T) {
+	db, mock, err := sqlmock.New(sqlmock.QueryMatcherOption(sqlmock.QueryMatcherRegexp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	d := &fakeDialect{}
+	other := txoutbox.Event{AggregateType: "order", AggregateID: "elsewhere", EventType: "order.placed", Payload: []byte(`{}`)}
+	otherPart := dialects.PartitionOf(other.AggregateType, other.AggregateID, 8)
+	if otherPart == dialects.PartitionOf("order", "42", 8) {
+		t.Fatal("pick another aggregate id: both in one partition")
+	}
+	r := &fakeRelay{db: db, d: d, owned: map[int]bool{}}
+	for p := range 8 {
+		r.owned[p] = p != otherPart
+	}
+	n := &countingNotifier{}
+	ob, err := txoutbox.New(db, d, txoutbox.WithRelay(r), txoutbox.WithNotifier(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		mock.ExpectBegin()
+		mock.ExpectExec(`^INSERT INTO outbox `).WillReturnResult(sqlmock.NewResult(0, 1))
+		mock.ExpectCommit()
+	}
+	commit := func(critical bool, evs ...txoutbox.Event) {
+		t.Helper()
+		var opts []txoutbox.TxOption
+		if critical {
+			opts = append(opts, txoutbox.TimeCritical())
+		}
+		tx, err := ob.Begin(context.Background(), nil, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if _, err := tx.Add(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(true, validEvent(), other) // one owned, one elsewhere
+	commit(true, validEvent())        // owned only
+	commit(false, validEvent())       // ordinary
+	if got := n.n.Load(); got != 1 {
+		t.Errorf("Notify called %d times, want 1 (only the commit with an event of another relay's partition)", got)
+	}
+	cs := r.snapshot()
+	if len(cs) != 3 {
+		t.Fatalf("relay got %d commits, want 3", len(cs))
+	}
+	if !cs[0].Critical || len(cs[0].Records) != 1 || cs[0].Records[0].AggregateID != "42" || cs[0].Read {
+		t.Errorf("first commit %+v: want the owned event handed over", cs[0])
+	}
+	if !cs[1].Critical || len(cs[1].Records) != 1 {
+		t.Errorf("second commit %+v", cs[1])
+	}
+	if cs[2].Critical || len(cs[2].Records) != 0 {
+		t.Errorf("ordinary commit %+v: want a lazy commit without records", cs[2])
+	}
+	for _, b := range d.Batches() {
+		for _, e := range b {
+			if want := dialects.PartitionOf(e.AggregateType, e.AggregateID, 8); e.Partition != want {
+				t.Errorf("event of %s written to partition %d, want %d", e.AggregateID, e.Partition, want)
+			}
+		}
+	}
+	if err := mock.ExpectationsWereMet(); err != nil {
+		t.Error(err)
+	}
+}
 
-	tx, err := ob.Begin(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
+// WithRelay refuses a relay that reads another database.
+func TestWithRelayOtherDB(t *testing.T) {
+	db1, _, _ := sqlmock.New()
+	defer db1.Close()
+	db2, _, _ := sqlmock.New()
+	defer db2.Close()
+	d := &fakeDialect{}
+	if _, err := txoutbox.New(db1, d, txoutbox.WithRelay(&fakeRelay{db: db2, d: d})); !errors.Is(err, txoutbox.ErrInvalidOption) {
+		t.Fatalf("New with a relay on another DB: %v, want ErrInvalidOption", err)
 	}
-	id1, err := tx.Add(validEvent())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := validEvent()
-	ev.TimeCritical = true
-	id2, err := tx.Add(ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	// A non-critical tx: nothing.
-	tx, err = ob.Begin(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Add(validEvent()); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	plain, calls := n.snapshot()
-	if plain != 0 {
-		t.Fatalf("Notify called %d times although NotifyEvents is implemented", plain)
-	}
-	if len(calls) != 1 || len(calls[0]) != 2 || calls[0][0] != id1 || calls[0][1] != id2 {
-		t.Fatalf("NotifyEvents calls %v, want one call with [%s %s]", calls, id1, id2)
+	if _, err := txoutbox.New(db1, d, txoutbox.WithRelay(nil)); !errors.Is(err, txoutbox.ErrInvalidOption) {
+		t.Fatalf("WithRelay(nil): %v, want ErrInvalidOption", err)
 	}
 }
 
@@ -340,6 +388,9 @@ func TestRealDialectStatementOrder(t *testing.T) {
 			ob, mock, _ := newMock(t, d)
 			mock.ExpectBegin()
 			mock.ExpectExec(`^UPDATE orders`).WillReturnResult(sqlmock.NewResult(0, 1))
+			// The first flush of an Outbox reads the table's partition count.
+			mock.ExpectQuery(`(?s)SELECT .*partitions`).WillReturnRows(
+				sqlmock.NewRows([]string{"partitions", "version"}).AddRow(64, 2))
 			mock.ExpectExec(`(?s)^\s*INSERT INTO "?outbox"? `).WillReturnResult(sqlmock.NewResult(0, 5))
 			mock.ExpectCommit()
 			mock.ExpectBegin()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
 var errNotImplemented = errors.New("fake dialect: not implemented")
@@ -88,20 +89,34 @@ func (d *fakeDialect) Contexts() []context.Context {
 	return append([]context.Context(nil), d.ctxs...)
 }
 
-func (d *fakeDialect) Claim(context.Context, *sql.DB, dialects.ClaimRequest) ([]dialects.Record, error) {
+// Partitions is the fake table's fixed count.
+func (d *fakeDialect) Partitions(context.Context, dialects.Querier) (int, error) { return 8, nil }
+
+// InsertHandoff inserts like Insert and hands every event over.
+func (d *fakeDialect) InsertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
+	if err := d.Insert(ctx, q, events); err != nil {
+		return nil, err
+	}
+	recs := make([]dialects.Record, len(events))
+	for i, e := range events {
+		recs[i] = dialects.Record{Event: e, Seq: int64(i + 1)}
+	}
+	return recs, nil
+}
+func (d *fakeDialect) OpenSession(context.Context, *sql.DB, string, time.Duration) (dialects.Session, error) {
 	return nil, errNotImplemented
 }
-func (d *fakeDialect) MarkPublished(context.Context, *sql.DB, string, []int64, time.Time) (int64, error) {
-	return 0, errNotImplemented
+func (d *fakeDialect) Read(context.Context, *sql.DB, dialects.ReadRequest) ([]dialects.Record, error) {
+	return nil, errNotImplemented
 }
-func (d *fakeDialect) Delete(context.Context, *sql.DB, string, []int64) (int64, error) {
+func (d *fakeDialect) Mark(context.Context, *sql.DB, dialects.Mark) (int64, error) {
 	return 0, errNotImplemented
 }
 func (d *fakeDialect) Fail(context.Context, *sql.DB, string, []dialects.Failure) error {
 	return errNotImplemented
 }
-func (d *fakeDialect) Release(context.Context, *sql.DB, string, []int64, time.Time) error {
-	return errNotImplemented
+func (d *fakeDialect) Skip(context.Context, *sql.DB, dialects.RequeueFilter) (int64, error) {
+	return 0, errNotImplemented
 }
 func (d *fakeDialect) Requeue(context.Context, *sql.DB, dialects.RequeueFilter, time.Time) (int64, error) {
 	return 0, errNotImplemented
@@ -121,27 +136,27 @@ type countingNotifier struct{ n atomic.Int64 }
 
 func (c *countingNotifier) Notify() { c.n.Add(1) }
 
-// idsNotifier implements EventNotifier too and records what it got.
-type idsNotifier struct {
-	mu    sync.Mutex
-	plain int
-	calls [][]string
+// fakeRelay is a txoutbox.Relay that owns the partitions in owned and
+// records the commits handed to it.
+type fakeRelay struct {
+	db      *sql.DB
+	d       dialects.Dialect
+	owned   map[int]bool
+	mu      sync.Mutex
+	commits []txoutbox.Commit
 }
 
-func (c *idsNotifier) Notify() {
-	c.mu.Lock()
-	c.plain++
-	c.mu.Unlock()
+func (r *fakeRelay) Owns(p int) bool           { return r.owned[p] }
+func (r *fakeRelay) DB() *sql.DB               { return r.db }
+func (r *fakeRelay) Dialect() dialects.Dialect { return r.d }
+func (r *fakeRelay) Committed(c txoutbox.Commit) {
+	r.mu.Lock()
+	r.commits = append(r.commits, c)
+	r.mu.Unlock()
 }
 
-func (c *idsNotifier) NotifyEvents(ids []string) {
-	c.mu.Lock()
-	c.calls = append(c.calls, append([]string(nil), ids...))
-	c.mu.Unlock()
-}
-
-func (c *idsNotifier) snapshot() (int, [][]string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.plain, append([][]string(nil), c.calls...)
+func (r *fakeRelay) snapshot() []txoutbox.Commit {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]txoutbox.Commit(nil), r.commits...)
 }
