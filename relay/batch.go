@@ -104,7 +104,9 @@ func (rn *run) ackedRecently() bool {
 // outcome: wave k holds the k-th record of each aggregate, so the publisher
 // never gets two events of one aggregate at once, and a failure holds back
 // the later records of its aggregate.
-func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) {
+//
+// It returns the aggregates held behind a failure in this batch.
+func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) map[string]bool {
 	r := rn.r
 	start := time.Now()
 	hctx := ctx
@@ -230,6 +232,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 			Duration:  time.Since(start),
 		})
 	}
+	return held
 }
 
 func errorText(err error) string {

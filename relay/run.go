@@ -221,10 +221,7 @@ func (rn *run) cycle(ctx context.Context, handoffOnly bool) cycleResult {
 	}
 	if ok && (read || !handoffOnly) {
 		rn.applyPending()
-		got, rok := rn.read(ctx, &res)
-		if rok && got >= rn.r.cfg.BatchSize {
-			res.more = true
-		}
+		rn.read(ctx, &res)
 	}
 	rn.afterCycle(ctx, &res)
 	return res
@@ -261,32 +258,106 @@ func (rn *run) remember(seqs []int64) {
 	}
 }
 
-// read reads one batch of the owned partitions and publishes it. It
-// reports the rows read and whether the cycle may go on.
+// readResult is one read's outcome.
+type readResult struct {
+	recs []dialects.Record
+	err  error
+}
+
+// startRead reads a batch of the owned partitions, with Seq > after, on a
+// goroutine: the read ahead that overlaps the database's read with the
+// broker's acknowledgements of the batch in flight. The channel receives
+// exactly one result.
+func (rn *run) startRead(ctx context.Context, after int64) <-chan readResult {
+	ch := make(chan readResult, 1)
+	req := dialects.ReadRequest{Partitions: rn.active, After: after, Limit: rn.r.cfg.BatchSize, Now: rn.r.cfg.Clock()}
+	go func() {
+		recs, err := rn.r.d.Read(ctx, rn.r.db, req)
+		ch <- readResult{recs, err}
+	}()
+	return ch
+}
+
+// read reads and publishes the owned partitions until a read comes back
+// short. While a full batch is published, the next batch (Seq past it) is
+// read ahead; its rows of aggregates that failed in the batch before are
+// dropped (their blocks were written after it was read), and so are rows
+// of partitions given up meanwhile. A read ahead that comes back short is
+// followed by a read from the start, which finds a lower Seq that committed
+// late. It reports the rows read and whether the cycle may go on.
 func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
-	if len(rn.active) == 0 {
-		return 0, true
-	}
-	recs, err := rn.r.d.Read(ctx, rn.r.db, dialects.ReadRequest{
-		Partitions: rn.active,
-		Limit:      rn.r.cfg.BatchSize,
-		Now:        rn.r.cfg.Clock(),
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			res.dbErr = err
+	total := 0
+	var ahead <-chan readResult
+	var held map[string]bool
+	for len(rn.active) > 0 {
+		var rr readResult
+		prefetched := ahead != nil
+		if prefetched {
+			rr = <-ahead
+			ahead = nil
+		} else {
+			rr = <-rn.startRead(ctx, 0)
 		}
-		return 0, false
+		if rr.err != nil {
+			if ctx.Err() == nil {
+				res.dbErr = rr.err
+			}
+			return total, false
+		}
+		full := len(rr.recs) >= rn.r.cfg.BatchSize
+		recs := rr.recs
+		if prefetched {
+			recs = rn.keep(recs, held)
+		}
+		if len(rr.recs) == 0 && !prefetched {
+			return total, true
+		}
+		if len(recs) > 0 {
+			rn.r.c.claims.Add(1)
+			res.claimed += len(recs)
+			total += len(recs)
+			if full {
+				ahead = rn.startRead(ctx, rr.recs[len(rr.recs)-1].Seq)
+			}
+			held = rn.publishBatch(ctx, recs, false, res)
+			if res.dbErr != nil || res.outage || ctx.Err() != nil {
+				if ahead != nil {
+					<-ahead // its goroutine ends with its read
+				}
+				return total, false
+			}
+		}
+		rn.applyPending()
+		if !full && !prefetched {
+			return total, true
+		}
+		if ahead == nil && !full {
+			continue // a short read ahead: read from the start once more
+		}
+		if ahead == nil {
+			ahead = rn.startRead(ctx, rr.recs[len(rr.recs)-1].Seq)
+		}
 	}
-	if len(recs) > 0 {
-		rn.r.c.claims.Add(1)
+	if ahead != nil {
+		<-ahead
 	}
-	res.claimed += len(recs)
-	if len(recs) == 0 {
-		return 0, true
+	return total, true
+}
+
+// keep drops, from a batch read ahead, the rows of aggregates held behind a
+// failure of the batch before and the rows of partitions no longer owned.
+func (rn *run) keep(recs []dialects.Record, held map[string]bool) []dialects.Record {
+	out := recs[:0:0]
+	for i := range recs {
+		if held[aggKey(&recs[i])] {
+			continue
+		}
+		if _, ok := slices.BinarySearch(rn.active, recs[i].Partition); !ok {
+			continue
+		}
+		out = append(out, recs[i])
 	}
-	rn.publishBatch(ctx, recs, false, res)
-	return len(recs), res.dbErr == nil && !res.outage && ctx.Err() == nil
+	return out
 }
 
 // afterCycle updates the trouble state and logs transitions.
