@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -32,6 +33,7 @@ type session struct {
 	conn  *sql.Conn // the session connection: its locks are the ownership
 	watch *sql.Conn // WaitChange's connection, opened on first use
 	token string
+	mu    sync.Mutex       // guards ids: WaitChange runs beside the other methods
 	ids   map[string]int64 // relay token -> relays.id, from the last View
 	lost  bool
 }
@@ -194,10 +196,15 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 			v.Owners[p.p], v.Epochs[p.p] = p.owner, p.epoch
 		}
 	}
+	s.mu.Lock()
 	s.ids = ids
+	s.mu.Unlock()
 	return v, nil
 }
 
+// WaitChange may run on its own goroutine beside the session's other
+// methods (it uses a connection of its own).
+//
 // WaitChange blocks on the member lock of the live relay after this one in
 // v's order (a ring: every relay watches one other), on a connection of its
 // own, until that relay's session ends.
@@ -207,7 +214,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		<-ctx.Done() // alone: nobody to watch; a joiner is seen by the next View
 		return ctx.Err()
 	}
+	s.mu.Lock()
 	id, ok := s.ids[target]
+	s.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("jitoutbox/postgres: wait: relay %q not in the last view", target)
 	}

@@ -16,6 +16,13 @@ WITH f AS (
     FROM owned
     WHERE t.seq = owned.seq AND t.part = owned.part AND t.state = 0
     RETURNING t.seq
+), released AS (
+    -- A dead row without a block (the relay's ReleaseOnDead) ends any
+    -- retry block of its aggregate: nothing holds it back any more.
+    DELETE FROM {{table}}_blocked b
+    USING owned JOIN upd ON upd.seq = owned.seq
+    WHERE owned.dead AND NOT owned.block
+      AND b.part = owned.part AND b.aggregate_type = owned."at" AND b.aggregate_id = owned.ai
 )
 INSERT INTO {{table}}_blocked AS b (part, aggregate_type, aggregate_id, seq, dead, until)
 SELECT DISTINCT ON (owned.part, owned."at", owned.ai) owned.part, owned."at", owned.ai, owned.seq, owned.dead, owned.next

@@ -14,9 +14,11 @@ INSERT INTO {{table}}_meta (partitions) SELECT {{partitions}} WHERE NOT EXISTS (
 -- No default from now on: a writer of an older version, which does not
 -- know partitions, fails loudly instead of writing rows no relay reads.
 ALTER TABLE {{table}} ALTER COLUMN part DROP DEFAULT;
--- Pending rows by partition, for the relay's read of its partitions and
--- the hand-over check of a committing transaction.
-CREATE INDEX IF NOT EXISTS {{name}}_part_idx ON {{table}} (part, seq) WHERE state = 0;
+-- No (part, seq) index: the relay's read walks claim_idx (pending rows in
+-- seq order) and keeps its partitions' rows, which stops at the limit; an
+-- index by partition would need a sort of every pending row of the
+-- relay's partitions for each read. The hand-over check probes
+-- aggregate_idx.
 -- One row per partition: the owning session's token (the fence of every
 -- mark and failure) and how many times it was taken.
 CREATE TABLE IF NOT EXISTS {{table}}_partitions (
@@ -99,3 +101,43 @@ BEGIN
     RETURN v_n;
 END
 $mark$
+;
+-- A relay's read of its partitions: pending, due rows in seq order, without
+-- any row of an aggregate blocked by an earlier row (dead, or retrying and
+-- not yet due). A plain SELECT: no lock, no write; the relay's session
+-- proves it owns the partitions. As a function so that, transaction-local
+-- (set_config with is_local: the autocommit statement is the
+-- transaction), the planner walks claim_idx in seq order and stops at the
+-- limit (enable_sort and enable_bitmapscan off): on a freshly loaded
+-- backlog, before statistics catch up, it otherwise fetched every pending
+-- row of the partitions and sorted them for each read. jit off: past
+-- jit_above_cost JIT compiles for longer than the read takes.
+CREATE OR REPLACE FUNCTION {{table}}_read(p_parts TEXT, p_after BIGINT, p_now TIMESTAMPTZ, p_limit INTEGER)
+RETURNS TABLE (seq BIGINT, id TEXT, aggregate_type TEXT, aggregate_id TEXT, event_type TEXT, payload BYTEA,
+               content_type TEXT, headers TEXT, idempotency_key TEXT, critical BOOLEAN, created_at TIMESTAMPTZ,
+               attempts INTEGER, part INTEGER, payload_json TEXT)
+LANGUAGE plpgsql VOLATILE
+AS $read$
+DECLARE
+    v_parts INTEGER[] := p_parts::int[];
+BEGIN
+    PERFORM set_config('enable_sort', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    PERFORM set_config('jit', 'off', true);
+    RETURN QUERY
+    SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+           o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text
+    FROM {{table}} o
+    WHERE o.state = 0
+      AND o.part = ANY (v_parts)
+      AND o.seq > p_after
+      AND o.next_attempt_at <= p_now
+      AND NOT EXISTS (
+          SELECT 1 FROM {{table}}_blocked b
+          WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
+            AND b.seq < o.seq AND (b.dead OR b.until > p_now)
+      )
+    ORDER BY o.seq
+    LIMIT p_limit;
+END
+$read$
