@@ -11,4 +11,4 @@ FROM (
 ) AS f
 WHERE t.seq = f.seq AND t.state = 0
   AND t.part IN (SELECT p.part FROM {{table}}_partitions p WHERE p.owner = ?1)
-RETURNING t.seq
+RETURNING seq

@@ -4,7 +4,8 @@
 -- partitions is proven by the relay's session. The unary + keeps part out
 -- of index selection, so that the read walks claim_idx (pending rows in seq
 -- order) and stops at the limit instead of collecting every pending row of
--- the partitions through part_idx and sorting them: its cost follows the
+-- the partitions through an index on part and sorting them (checked by
+-- TestReadPlan): its cost follows the
 -- rows it returns and the rows of other relays' partitions it passes, not
 -- the backlog. ?1 JSON array of partitions, ?2 after seq, ?3 now, ?4 limit.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,

@@ -59,10 +59,11 @@ DROP TABLE {{table}};
 ALTER TABLE {{table}}_rebuild RENAME TO {{table}};
 -- step: fill-partitions
 -- Pending rows in seq order: the relay's read walks it and stops at its
--- limit (see read.sql).
+-- limit (see read.sql). There is no (part, seq) index as on PostgreSQL: no
+-- statement here would use it (SQLite cannot merge the per-partition runs
+-- of such an index in seq order, so a read through it sorts every pending
+-- row of its partitions), and every insert and mark would pay for it.
 CREATE INDEX IF NOT EXISTS {{name}}_claim_idx ON {{table}} (seq) WHERE state = 0;
--- Pending rows by partition.
-CREATE INDEX IF NOT EXISTS {{name}}_part_idx ON {{table}} (part, seq) WHERE state = 0;
 -- Pending rows by aggregate: the hand-over check of a committing
 -- transaction, requeue and skip by aggregate, the inspector's counts.
 CREATE INDEX IF NOT EXISTS {{name}}_aggregate_idx ON {{table}} (aggregate_type, aggregate_id, seq) WHERE state = 0;
