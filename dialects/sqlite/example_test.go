@@ -12,7 +12,6 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
 )
 
 // Example migrates a table with 8 partitions, writes an event, and reads it
@@ -25,7 +24,8 @@ func Example() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	db, err := sql.Open("sqlite", testdb.SQLiteDSN(filepath.Join(dir, "app.db")))
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "app.db")+
+		"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	if err != nil {
 		fmt.Println(err)
 		return

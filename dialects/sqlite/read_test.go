@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -164,11 +163,11 @@ func seqsOf(t *testing.T, d *sqlite.Dialect, db *sql.DB, ids ...string) map[stri
 // readSQL is read.sql rendered for the default table.
 func readSQL(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("sql/read.sql")
+	b, err := sqlFile("sql/read.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sqlkit.Render(string(b), dialects.DefaultTable)
+	return sqlkit.Render(b, dialects.DefaultTable)
 }
 
 // TestReadPlan checks on a 100,000-row backlog that the read walks the

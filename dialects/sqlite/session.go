@@ -37,6 +37,7 @@ type session struct {
 	db    *sql.DB
 	token string
 	lease time.Duration
+	owns  map[int]bool // what Take took and Release did not give up
 	lost  bool
 }
 
@@ -50,7 +51,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	if lease <= 0 {
 		return nil, fmt.Errorf("%w: got %v", ErrInvalidLease, lease)
 	}
-	s := &session{d: d, db: db, token: newToken(relay), lease: lease}
+	s := &session{d: d, db: db, token: newToken(relay), lease: lease, owns: make(map[int]bool)}
 	now := sqlkit.UTC(time.Now())
 	if _, err := db.ExecContext(ctx, d.sess.open, s.token, relay, micros(now), micros(now.Add(lease))); err != nil {
 		if _, perr := d.Partitions(ctx, db); perr != nil {
@@ -90,6 +91,9 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: session take: %w", err)
 	}
+	for _, p := range taken {
+		s.owns[p] = true
+	}
 	return taken, nil
 }
 
@@ -100,14 +104,19 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	if _, err := s.db.ExecContext(ctx, s.d.sess.release, jsonParts(parts), s.token); err != nil {
 		return fmt.Errorf("jitoutbox/sqlite: session release: %w", err)
 	}
+	for _, p := range parts {
+		delete(s.owns, p)
+	}
 	return nil
 }
 
 // Check renews the session's relay row and the lease of every partition it
-// still owns, until now + lease, and returns them with that time. When the
-// relay row is gone (its lease ran out long enough ago that another session
-// forgot it), it renews nothing and returns the partitions still leased to
-// the token with an error wrapping dialects.ErrSessionLost.
+// still owns, until now + lease, and returns them with that time. A
+// session that let its leases run out keeps them if nobody took them
+// meanwhile (nobody else can have written in them). When another session
+// took one of its partitions, or its relay row is gone, the session is
+// over: Check returns the partitions still leased to the token with an
+// error wrapping dialects.ErrSessionLost.
 func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, error) {
 	if s.lost {
 		return nil, time.Time{}, s.lostErr("check", errors.New("session already lost"))
@@ -124,11 +133,15 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 		if err != nil {
 			return nil, time.Time{}, s.lostErr("check", err)
 		}
-		return owned, time.Time{}, s.lostErr("check", errors.New("relay row gone: its lease ran out"))
+		return owned, time.Time{}, s.lostErr("check", errors.New("the session's relay row is gone"))
 	}
 	owned, err := queryInts(ctx, s.db, s.d.sess.check, s.token, micros(until))
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("jitoutbox/sqlite: session check: %w", err)
+	}
+	if len(owned) < len(s.owns) {
+		return owned, time.Time{}, s.lostErr("check",
+			fmt.Errorf("%d partitions were taken over after the session's lease ran out", len(s.owns)-len(owned)))
 	}
 	return owned, until, nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
 )
 
 // migrated opens a new database and migrates d's table in it.
@@ -20,7 +19,7 @@ func migrated(t *testing.T, opts ...sqlite.Option) (*sqlite.Dialect, *sql.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, _ := testdb.SQLite(t)
+	db := openSQLite(t)
 	if err := d.Migrate(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
@@ -90,10 +89,10 @@ func TestLeaseExpiry(t *testing.T) {
 	if err := b.WaitChange(ctx, v); !errors.Is(err, dialects.ErrWaitUnsupported) {
 		t.Fatalf("WaitChange = %v", err)
 	}
-	// a's next Check reports only what it still owns.
+	// a's next Check reports what it still owns, and that it is over.
 	owned, _, err = a.Check(ctx, late)
-	if err != nil || !slices.Equal(owned, []int{1, 2}) {
-		t.Fatalf("a.Check after the take-over = %v, %v; want [1 2]", owned, err)
+	if !errors.Is(err, dialects.ErrSessionLost) || !slices.Equal(owned, []int{1, 2}) {
+		t.Fatalf("a.Check after the take-over = %v, %v; want [1 2], ErrSessionLost", owned, err)
 	}
 
 	// a's marks in partition 0 are fenced off.
@@ -163,7 +162,7 @@ func TestOpenSessionWithoutMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, _ := testdb.SQLite(t)
+	db := openSQLite(t)
 	if _, err := d.OpenSession(context.Background(), db, "r", time.Second); !errors.Is(err, dialects.ErrSchemaVersion) {
 		t.Fatalf("got %v, want ErrSchemaVersion", err)
 	}

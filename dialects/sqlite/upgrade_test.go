@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
 )
 
 // legacyRow is a row written the way the schema of migration 001 was used.
@@ -30,16 +28,8 @@ type legacyRow struct {
 // no-op the second time.
 func TestUpgradeFrom001(t *testing.T) {
 	ctx := context.Background()
-	db, _ := testdb.SQLite(t)
-	src, err := os.ReadFile("sql/migrations/001_outbox.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range sqlkit.SplitStatements(sqlkit.Render(string(src), "outbox")) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			t.Fatalf("001: %v", err)
-		}
-	}
+	db := openSQLite(t)
+	execLegacySchema(t, db, "outbox")
 	d, err := sqlite.New(sqlite.WithPartitions(16))
 	if err != nil {
 		t.Fatal(err)
@@ -181,4 +171,10 @@ func tableCounts(t *testing.T, db *sql.DB) [5]int64 {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// sqlFile reads one of the package's SQL files.
+func sqlFile(name string) (string, error) {
+	b, err := os.ReadFile(name)
+	return string(b), err
 }

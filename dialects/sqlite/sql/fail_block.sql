@@ -1,8 +1,11 @@
 -- Blocks the aggregates of failed rows, in the transaction of fail.sql: ?1
 -- JSON array of {"seq", "next", "dead"} to block, ?2 JSON array of the seqs
--- fail.sql changed. The partition and aggregate are the row's own. An
--- existing block is replaced only by one on a row at or before its own, so
--- an aggregate's block stays on its earliest failed row.
+-- fail.sql changed. The partition and aggregate are the row's own. One
+-- block per aggregate: it stays on the aggregate's earliest failed row (its
+-- dead flag is that row's), and it lasts until the latest retry time of the
+-- aggregate's failed rows, so that a later row backing off longer than the
+-- earliest still holds back the rows after it (dialects.Dialect: a row is
+-- not read while an earlier row of its aggregate is a retry not yet due).
 INSERT INTO {{table}}_blocked AS b (part, aggregate_type, aggregate_id, seq, dead, until)
 SELECT o.part, o.aggregate_type, o.aggregate_id, o.seq, f.dead, f.next
 FROM (
@@ -14,5 +17,6 @@ JOIN {{table}} o ON o.seq = f.seq
 WHERE o.seq IN (SELECT value FROM json_each(?2))
 ORDER BY o.seq
 ON CONFLICT (part, aggregate_type, aggregate_id) DO UPDATE
-SET seq = excluded.seq, dead = excluded.dead, until = excluded.until
-WHERE b.seq >= excluded.seq
+SET seq = MIN(b.seq, excluded.seq),
+    dead = CASE WHEN excluded.seq <= b.seq THEN excluded.dead ELSE b.dead END,
+    until = MAX(b.until, excluded.until)
