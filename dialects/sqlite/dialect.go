@@ -3,16 +3,18 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
-	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
-//go:embed sql/*.sql
+//go:embed sql/*.sql sql/migrations/*.sql
 var sqlFiles embed.FS
 
 // maxVariables is SQLITE_MAX_VARIABLE_NUMBER of modern SQLite builds
@@ -22,22 +24,24 @@ const maxVariables = 32766
 // Dialect is the SQLite implementation of dialects.Dialect. It is safe for
 // concurrent use.
 type Dialect struct {
-	table  string
-	schema string
-	insert *sqlkit.InsertBuilder
-	insp   *sqlkit.Inspector // the Inspector methods' statements
+	table      string
+	partitions int // configured; 0: the table's, whatever it is
+	schema     string
+	migrator   sqlkit.Migrator
+	insert     *sqlkit.InsertBuilder
+	handoff    *sqlkit.InsertBuilder // insert_handoff.sql, rows, insert_handoff_tail.sql
+	insp       *sqlkit.Inspector     // the Inspector methods' statements
+	stmts      sqlkit.StmtCache      // the read and the mark, prepared once
+	sess       sessionSQL
 
-	leased *sqlkit.InsertBuilder // insert_leased.sql, insert_row.sql rows, insert_leased_tail.sql
-
-	claim, claimIDs, claimWindow, markPublished, del, fail, release string
-	requeueIDs, requeueAggregate, requeueAll                        string
-	cleanup, tryLock, stats                                         string
+	partitionsQ, partitionsMeta, fillSelect, fillUpdate      string
+	read, mark, markDelete, markUnblock, fail, failBlock     string
+	requeueIDs, requeueAggregate, requeueAll, requeueUnblock string
+	skipIDs, skipAggregate, skipAll                          string
+	cleanup, tryLock, stats                                  string
 }
 
-var (
-	_ dialects.Dialect         = (*Dialect)(nil)
-	_ dialects.LeasingInserter = (*Dialect)(nil)
-)
+var _ dialects.Dialect = (*Dialect)(nil)
 
 // New returns a SQLite dialect for the table named by WithTable (default
 // dialects.DefaultTable).
@@ -48,29 +52,61 @@ func New(opts ...Option) (*Dialect, error) {
 			return nil, err
 		}
 	}
-	d := &Dialect{table: c.table}
+	d := &Dialect{table: c.table, partitions: c.partitions}
+	createParts := c.partitions
+	if createParts == 0 {
+		createParts = dialects.DefaultPartitions
+	}
+	render := func(src string) string {
+		return strings.ReplaceAll(sqlkit.Render(src, c.table), "{{partitions}}", strconv.Itoa(createParts))
+	}
 	load := func(name string) string {
 		b, err := sqlFiles.ReadFile("sql/" + name)
 		if err != nil {
 			panic("jitoutbox/sqlite: missing embedded " + name) // build-time invariant
 		}
-		return sqlkit.Render(string(b), c.table)
+		return render(string(b))
 	}
-	d.schema = load("schema.sql")
-	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"),
-		sqlkit.QuestionMark)
-	d.leased = sqlkit.NewInsertBuilder(load("insert_leased.sql"), load("insert_row.sql"),
-		sqlkit.QuestionMark).WithTail(load("insert_leased_tail.sql"))
-	d.claim = load("claim.sql")
-	d.claimIDs = load("claim_ids.sql")
-	d.claimWindow = load("claim_window.sql")
-	d.markPublished = load("mark_published.sql")
-	d.del = load("delete.sql")
+	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
+	if err != nil {
+		panic("jitoutbox/sqlite: " + err.Error()) // build-time invariant
+	}
+	d.schema = sqlkit.SchemaText(migs)
+	d.migrator = sqlkit.Migrator{
+		Migrations:     migs,
+		CreateVersions: load("versions_create.sql"),
+		ReadVersions:   load("versions_read.sql"),
+		InsertVersion:  load("versions_insert.sql"),
+		LegacyExists:   load("legacy_exists.sql"),
+		Steps:          map[string]func(context.Context, dialects.Querier) error{"fill-partitions": d.fillPartitions},
+		Name:           "jitoutbox/sqlite",
+	}
+	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
+	d.handoff = sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), sqlkit.QuestionMark).
+		WithTail(load("insert_handoff_tail.sql"))
+	d.sess = sessionSQL{
+		open: load("session_open.sql"), gc: load("session_gc.sql"), take: load("session_take.sql"),
+		renew: load("session_renew.sql"), check: load("session_check.sql"), owned: load("session_owned.sql"),
+		release: load("session_release.sql"), view: load("session_view.sql"),
+		close: load("session_close.sql"), closeRelay: load("session_close_relay.sql"),
+	}
+	d.partitionsQ = load("partitions.sql")
+	d.partitionsMeta = load("partitions_meta.sql")
+	d.fillSelect = load("fill_select.sql")
+	d.fillUpdate = load("fill_update.sql")
+	d.read = load("read.sql")
+	d.mark = load("mark.sql")
+	d.markDelete = load("mark_delete.sql")
+	d.markUnblock = load("mark_unblock.sql")
 	d.fail = load("fail.sql")
-	d.release = load("release.sql")
+	d.failBlock = load("fail_block.sql")
 	d.requeueIDs = load("requeue_ids.sql")
 	d.requeueAggregate = load("requeue_aggregate.sql")
 	d.requeueAll = load("requeue_all.sql")
+	d.requeueUnblock = load("requeue_unblock.sql")
+	d.skipIDs = load("skip_ids.sql")
+	d.skipAggregate = load("skip_aggregate.sql")
+	d.skipAll = load("skip_all.sql")
 	d.cleanup = load("cleanup.sql")
 	d.tryLock = load("trylock.sql")
 	d.stats = load("stats.sql")
@@ -91,20 +127,87 @@ func (d *Dialect) Name() string { return "sqlite" }
 // Table returns the outbox table name.
 func (d *Dialect) Table() string { return d.table }
 
-// Schema returns the DDL that Migrate applies, statements separated by ";\n".
+// Schema returns the DDL of every migration in order (Migrate applies the
+// missing ones), statements separated by ";\n". A new table made from it
+// gets the dialect's partition count. To upgrade a table that has rows, use
+// Migrate: migration 002 sets the partition of existing rows in Go. The text
+// is for a database that has none of it: migration 002 rebuilds the table,
+// which cannot be repeated.
 func (d *Dialect) Schema() string { return d.schema }
 
 // MaxInsertRows is the most events one INSERT carries.
 func (d *Dialect) MaxInsertRows() int { return maxVariables / d.insert.Columns() }
 
-// Migrate applies Schema; it is idempotent.
+// Migrate applies the missing migrations in one BEGIN IMMEDIATE transaction
+// on one connection: the write lock is taken before the applied versions
+// are read, so concurrent Migrate calls run one after the other (the later
+// ones wait for the busy timeout) whatever the DSN's _txlock. It is
+// idempotent. A table made before versioned migrations counts as version 1.
 func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
-	for _, stmt := range sqlkit.SplitStatements(d.schema) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("jitoutbox/sqlite: migrate: %w", err)
-		}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("jitoutbox/sqlite: migrate: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return fmt.Errorf("jitoutbox/sqlite: migrate: begin: %w", err)
+	}
+	if err := d.migrator.Run(ctx, conn); err != nil {
+		rollback(conn)
+		return err
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		rollback(conn)
+		return fmt.Errorf("jitoutbox/sqlite: migrate: commit: %w", err)
+	}
+	if _, err := d.Partitions(ctx, db); err != nil {
+		return err
 	}
 	return nil
+}
+
+// rollback ends the transaction Migrate began on conn. When that fails the
+// connection is dropped instead of going back to the pool in the middle of
+// a transaction.
+func rollback(conn *sql.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+}
+
+// fillPartitions is migration 002's Go step: it sets the partition of the
+// pending and dead rows of a table made by an earlier version.
+func (d *Dialect) fillPartitions(ctx context.Context, q dialects.Querier) error {
+	var n int
+	if err := q.QueryRowContext(ctx, d.partitionsMeta).Scan(&n); err != nil {
+		return err
+	}
+	return sqlkit.FillPartitions(ctx, q, n, d.fillSelect, func(ctx context.Context, part int, seqs []int64) error {
+		_, err := q.ExecContext(ctx, d.fillUpdate, part, sqlkit.JSONInts(seqs))
+		return err
+	})
+}
+
+// Partitions reads the table's partition count; see dialects.Dialect.
+func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, error) {
+	var n int
+	var v sql.NullInt64
+	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v); err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("jitoutbox/sqlite: read partition count: %w", err)
+		}
+		return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
+	}
+	if latest := d.migrator.Latest(); int(v.Int64) < latest {
+		return 0, fmt.Errorf("%w: table %s is at version %d, this version needs %d", dialects.ErrSchemaVersion, d.table, v.Int64, latest)
+	}
+	if d.partitions != 0 && d.partitions != n {
+		return 0, fmt.Errorf("%w: table %s has %d partitions, the dialect was given %d (WithPartitions)",
+			dialects.ErrPartitionMismatch, d.table, n, d.partitions)
+	}
+	return n, nil
 }
 
 // Insert writes events with as few multi-row INSERTs as the parameter limit
@@ -141,193 +244,77 @@ func (d *Dialect) insertArgs(events []dialects.Event, extra int) ([]any, error) 
 			crit = 1
 		}
 		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, sqlkit.Payload(e.Payload),
-			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), crit, created, created)
+			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), crit, created, created, e.Partition)
 	}
 	return args, nil
 }
 
-// InsertLeased writes events with one INSERT and leases to owner, until
-// leaseUntil, each event whose aggregate has no pending row
-// (insert_leased.sql). It returns the leased events as records in Seq
-// order. Events that do not fit in one statement are written by Insert,
-// unleased.
-func (d *Dialect) InsertLeased(ctx context.Context, q dialects.Querier, events []dialects.Event, owner string, leaseUntil time.Time) ([]dialects.Record, error) {
+// InsertHandoff writes events with one INSERT ... RETURNING and returns, as
+// records in Seq order, those whose aggregate has no pending row and no
+// block visible to the transaction (insert_handoff_tail.sql). Events that
+// do not fit in one statement are written by Insert and none is returned.
+func (d *Dialect) InsertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
 	n := len(events)
 	if n == 0 {
 		return nil, nil
 	}
-	if n*d.insert.Columns()+2 > maxVariables {
+	if n*d.handoff.Columns()+1 > maxVariables {
 		return nil, d.Insert(ctx, q, events)
 	}
-	args, err := d.insertArgs(events, 2)
+	args, err := d.insertArgs(events, 1)
 	if err != nil {
 		return nil, err
 	}
-	args = append(args, owner, micros(sqlkit.UTC(leaseUntil)))
-	rows, err := q.QueryContext(ctx, d.leased.SQL(n), args...)
+	ids := make([]string, n)
+	for i := range events {
+		ids[i] = events[i].ID
+	}
+	js, err := sqlkit.JSONStrings(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, d.handoff.SQL(n), append(args, js)...)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
 	}
-	recs, err := sqlkit.LeasedRecords(rows, events)
+	recs, err := sqlkit.HandoffRecords(rows, events)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
 	}
 	return recs, nil
 }
 
-// Claim leases up to req.Limit claimable rows to req.Owner in one statement.
-func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimRequest) ([]dialects.Record, error) {
-	if req.Limit <= 0 {
+// Read returns pending, due, unblocked rows of req.Partitions in Seq order
+// (read.sql, prepared).
+func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return nil, nil
 	}
-	args := []any{req.Owner, micros(req.LeaseUntil), micros(req.Now), req.Limit}
-	query := d.claim
-	if len(req.IDs) > 0 {
-		ids, err := sqlkit.JSONStrings(req.IDs)
-		if err != nil {
-			return nil, err
-		}
-		args = append(args, ids)
-		query = d.claimIDs
-	} else if req.Window > 0 {
-		args = append(args, req.Window)
-		query = d.claimWindow
-	}
-	rows, err := db.QueryContext(ctx, query, args...)
+	stmt, err := d.stmts.Stmt(ctx, db, d.read)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: claim: %w", err)
+		return nil, fmt.Errorf("jitoutbox/sqlite: read: prepare: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, jsonParts(req.Partitions), req.After, micros(sqlkit.UTC(req.Now)), req.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
 	}
 	recs, err := sqlkit.ScanRecords(rows, false, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: claim: %w", err)
+		return nil, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
 	}
 	return recs, nil
 }
 
-// affected returns a function that turns an Exec result into a row count,
-// wrapping errors with op.
-func affected(op string) func(sql.Result, error) (int64, error) {
-	return func(res sql.Result, err error) (int64, error) {
-		return count(op, res, err)
-	}
-}
-
-func count(op string, res sql.Result, err error) (int64, error) {
-	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/sqlite: %s: %w", op, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/sqlite: %s: rows affected: %w", op, err)
-	}
-	return n, nil
-}
-
-// MarkPublished marks seqs leased by owner as published at `at`.
-func (d *Dialect) MarkPublished(ctx context.Context, db *sql.DB, owner string, seqs []int64, at time.Time) (int64, error) {
-	if len(seqs) == 0 {
-		return 0, nil
-	}
-	return affected("mark published")(db.ExecContext(ctx, d.markPublished, micros(sqlkit.UTC(at)), sqlkit.JSONInts(seqs), owner))
-}
-
-// Delete deletes seqs leased by owner.
-func (d *Dialect) Delete(ctx context.Context, db *sql.DB, owner string, seqs []int64) (int64, error) {
-	if len(seqs) == 0 {
-		return 0, nil
-	}
-	return affected("delete")(db.ExecContext(ctx, d.del, sqlkit.JSONInts(seqs), owner))
-}
-
-// Fail records failed attempts in one transaction and releases the leases.
-func (d *Dialect) Fail(ctx context.Context, db *sql.DB, owner string, failures []dialects.Failure) error {
-	if len(failures) == 0 {
-		return nil
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: fail: begin: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	for _, f := range failures {
-		state := dialects.StatePending
-		if f.Dead {
-			state = dialects.StateDead
+// jsonParts renders partitions as a JSON array ("[0,5,7]"), bound as one
+// parameter and read with json_each.
+func jsonParts(parts []int) string {
+	b := make([]byte, 0, 2+len(parts)*4)
+	b = append(b, '[')
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		if _, err := tx.ExecContext(ctx, d.fail, sqlkit.TruncateError(f.Error), micros(sqlkit.UTC(f.NextAttemptAt)),
-			int(state), f.Seq, owner); err != nil {
-			return fmt.Errorf("jitoutbox/sqlite: fail seq %d: %w", f.Seq, err)
-		}
+		b = strconv.AppendInt(b, int64(p), 10)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: fail: commit: %w", err)
-	}
-	return nil
-}
-
-// Release gives back leases held by owner; the rows become claimable at
-// notBefore (zero: at once).
-func (d *Dialect) Release(ctx context.Context, db *sql.DB, owner string, seqs []int64, notBefore time.Time) error {
-	if len(seqs) == 0 {
-		return nil
-	}
-	var nb any
-	if !notBefore.IsZero() {
-		nb = micros(sqlkit.UTC(notBefore))
-	}
-	_, err := affected("release")(db.ExecContext(ctx, d.release, nb, sqlkit.JSONInts(seqs), owner))
-	return err
-}
-
-// Requeue moves dead rows selected by f back to pending.
-func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFilter, now time.Time) (int64, error) {
-	sel, err := sqlkit.RequeueSelector(f)
-	if err != nil {
-		return 0, err
-	}
-	n := micros(sqlkit.UTC(now))
-	switch sel {
-	case sqlkit.SelectIDs:
-		ids, err := sqlkit.JSONStrings(f.IDs)
-		if err != nil {
-			return 0, err
-		}
-		return affected("requeue")(db.ExecContext(ctx, d.requeueIDs, n, ids))
-	case sqlkit.SelectAggregate:
-		return affected("requeue")(db.ExecContext(ctx, d.requeueAggregate, n, f.AggregateType, f.AggregateID))
-	default:
-		return affected("requeue")(db.ExecContext(ctx, d.requeueAll, n))
-	}
-}
-
-// Cleanup deletes up to limit rows published before `before`.
-func (d *Dialect) Cleanup(ctx context.Context, db *sql.DB, before time.Time, limit int) (int64, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	return affected("cleanup")(db.ExecContext(ctx, d.cleanup, micros(sqlkit.UTC(before)), limit))
-}
-
-// TryLock takes or renews the named lease for owner.
-func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, now, until time.Time) (bool, error) {
-	var got string
-	err := db.QueryRowContext(ctx, d.tryLock, name, owner, micros(sqlkit.UTC(now)), micros(sqlkit.UTC(until))).Scan(&got)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("jitoutbox/sqlite: trylock %q: %w", name, err)
-	}
-	return got == owner, nil
-}
-
-// Stats reads counts and the oldest pending time in one query.
-func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
-	var s dialects.Stats
-	var oldest sqlkit.NullTime
-	if err := db.QueryRowContext(ctx, d.stats).Scan(&s.Pending, &s.Dead, &s.Published, &oldest); err != nil {
-		return s, fmt.Errorf("jitoutbox/sqlite: stats: %w", err)
-	}
-	s.OldestPending = oldest.Time
-	return s, nil
+	return string(append(b, ']'))
 }

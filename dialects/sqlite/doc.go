@@ -12,10 +12,26 @@
 //
 // Times are stored as INTEGER unix microseconds (UTC) so that they sort and
 // compare as numbers; read them with datetime(col / 1000000, 'unixepoch').
-// Claims are one UPDATE ... RETURNING statement (SQLite 3.35+); SQLite's single
-// writer serialises them. Schema-qualified table names are not supported.
+// Schema-qualified table names are not supported.
 //
-// Schema: Dialect.Schema returns the DDL (statements separated by ";\n") for
-// your own migration tool; Dialect.Migrate applies the same text idempotently.
-// The SQL lives in the package's sql/*.sql files.
+// Partitions: every row carries the partition of its aggregate, and relays
+// own partitions. SQLite has no session-scoped locks, so ownership is a
+// lease: a session (OpenSession) registers in <table>_relays and takes
+// partitions in <table>_partitions for the lease it was opened with, and
+// Session.Check renews them all. A relay that stops renewing (killed, or
+// starved) loses its partitions when the lease runs out, and the relay
+// must stop publishing past the time Check returns. Session.WaitChange is
+// not supported (dialects.ErrWaitUnsupported): other relays see a leave in
+// their periodic View. Marks and failures are fenced by the partition's
+// owner. The relay's read is one plain SELECT that walks the pending rows
+// in seq order; blocked aggregates are kept in <table>_blocked.
+//
+// Schema: Dialect.Schema returns the DDL of every numbered migration
+// (sql/migrations, statements separated by ";\n") for your own migration
+// tool on a new database; Dialect.Migrate applies the migrations a database
+// lacks in one BEGIN IMMEDIATE transaction and records them in
+// <table>_migrations. Migration 002 rebuilds the outbox table (SQLite
+// cannot drop a column default): upgrade a table that has rows with
+// Migrate, which also sets the partition of its pending and dead rows. The
+// SQL lives in the package's sql/*.sql files.
 package sqlite

@@ -9,7 +9,8 @@ import (
 )
 
 type config struct {
-	table string
+	table      string
+	partitions int
 }
 
 // Option configures New.
@@ -17,7 +18,8 @@ type Option func(*config) error
 
 // WithTable sets the outbox table name (default dialects.DefaultTable). The
 // name must be a plain identifier; schema-qualified names are not supported
-// on SQLite. The lock table is named <table>_locks.
+// on SQLite. The other tables are named <table>_meta, <table>_partitions,
+// <table>_relays, <table>_blocked, <table>_locks and <table>_migrations.
 func WithTable(name string) Option {
 	return func(c *config) error {
 		if err := sqlkit.ValidateTable(name); err != nil {
@@ -27,6 +29,22 @@ func WithTable(name string) Option {
 			return fmt.Errorf("%w: %q: schema-qualified names are not supported on SQLite", dialects.ErrInvalidTable, name)
 		}
 		c.table = name
+		return nil
+	}
+}
+
+// WithPartitions sets the partition count: the count Migrate gives a new
+// table (default dialects.DefaultPartitions), and the count every producer
+// and relay using this dialect requires of the table (Partitions then fails
+// with dialects.ErrPartitionMismatch on a table created with another). n
+// must be in [1, dialects.MaxPartitions]. Without it, a dialect accepts the
+// table's count, whatever it is.
+func WithPartitions(n int) Option {
+	return func(c *config) error {
+		if n < 1 || n > dialects.MaxPartitions {
+			return fmt.Errorf("%w: WithPartitions(%d); use 1 to %d", dialects.ErrInvalidPartitions, n, dialects.MaxPartitions)
+		}
+		c.partitions = n
 		return nil
 	}
 }

@@ -1,5 +1,14 @@
--- ?1 last error, ?2 next attempt at, ?3 new state (0 or 2), ?4 seq, ?5 owner.
-UPDATE {{table}}
-SET attempts = attempts + 1, last_error = ?1, next_attempt_at = ?2, state = ?3,
-    locked_by = NULL, locked_until = NULL
-WHERE seq = ?4 AND locked_by = ?5 AND state = 0
+-- Records failed attempts on pending rows of partitions token ?1 owns. ?2
+-- is a JSON array of {"seq", "err", "next", "dead"}. Returns the seqs
+-- changed (fail_block.sql blocks only those).
+UPDATE {{table}} AS t
+SET attempts = t.attempts + 1, last_error = f.err, next_attempt_at = f.next,
+    state = CASE WHEN f.dead THEN 2 ELSE 0 END
+FROM (
+    SELECT json_extract(value, '$.seq') AS seq, json_extract(value, '$.err') AS err,
+           json_extract(value, '$.next') AS next, json_extract(value, '$.dead') AS dead
+    FROM json_each(?2)
+) AS f
+WHERE t.seq = f.seq AND t.state = 0
+  AND t.part IN (SELECT p.part FROM {{table}}_partitions p WHERE p.owner = ?1)
+RETURNING seq

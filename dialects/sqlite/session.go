@@ -1,0 +1,247 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+)
+
+// ErrInvalidLease is returned (wrapped) by OpenSession given a lease that
+// is not positive: SQLite has no session locks, so ownership is a lease
+// and a session without one could never own anything.
+var ErrInvalidLease = errors.New("jitoutbox/sqlite: session lease must be positive")
+
+// sessionSQL holds the session statements (sql/session_*.sql).
+type sessionSQL struct {
+	open, gc, take, renew, check, owned, release, view, close, closeRelay string
+}
+
+// gcAge is how long after its lease ran out a relay row is forgotten by the
+// next session that opens; until then View no longer lists it anyway.
+const gcAge = time.Minute
+
+// session is a relay's ownership session: a row in <table>_relays and a
+// lease on each owned partition, both renewed by Check. SQLite has no
+// session-scoped locks, so a killed relay's partitions move when their
+// leases run out.
+type session struct {
+	d     *Dialect
+	db    *sql.DB
+	token string
+	lease time.Duration
+	owns  map[int]bool // what Take took and Release did not give up
+	lost  bool
+}
+
+var _ dialects.Session = (*session)(nil)
+
+// OpenSession registers a relay session in <table>_relays with a lease of
+// `lease` from now. Every partition it takes is leased for as long, and
+// Check renews them all; a session that does not Check within the lease
+// loses its partitions to the next session that takes them.
+func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
+	if lease <= 0 {
+		return nil, fmt.Errorf("%w: got %v", ErrInvalidLease, lease)
+	}
+	s := &session{d: d, db: db, token: newToken(relay), lease: lease, owns: make(map[int]bool)}
+	now := sqlkit.UTC(time.Now())
+	if _, err := db.ExecContext(ctx, d.sess.open, s.token, relay, micros(now), micros(now.Add(lease))); err != nil {
+		if _, perr := d.Partitions(ctx, db); perr != nil {
+			return nil, perr
+		}
+		return nil, fmt.Errorf("jitoutbox/sqlite: open session: %w", err)
+	}
+	// Forget relays that are gone; a failure only leaves rows behind.
+	_, _ = db.ExecContext(ctx, d.sess.gc, micros(now.Add(-gcAge)))
+	return s, nil
+}
+
+// newToken returns "<relay>/<random hex>": unique per session.
+func newToken(relay string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return relay + "/" + hex.EncodeToString(b[:])
+}
+
+func (s *session) Token() string { return s.token }
+
+// lostErr reports the session as lost.
+func (s *session) lostErr(op string, err error) error {
+	s.lost = true
+	return fmt.Errorf("jitoutbox/sqlite: session %s: %w: %w", op, dialects.ErrSessionLost, err)
+}
+
+func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, error) {
+	if s.lost {
+		return nil, s.lostErr("take", errors.New("session already lost"))
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	now = sqlkit.UTC(now)
+	taken, err := queryInts(ctx, s.db, s.d.sess.take, jsonParts(parts), s.token, micros(now), micros(now.Add(s.lease)))
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/sqlite: session take: %w", err)
+	}
+	for _, p := range taken {
+		s.owns[p] = true
+	}
+	return taken, nil
+}
+
+func (s *session) Release(ctx context.Context, parts []int) error {
+	if len(parts) == 0 || s.lost {
+		return nil
+	}
+	if _, err := s.db.ExecContext(ctx, s.d.sess.release, jsonParts(parts), s.token); err != nil {
+		return fmt.Errorf("jitoutbox/sqlite: session release: %w", err)
+	}
+	for _, p := range parts {
+		delete(s.owns, p)
+	}
+	return nil
+}
+
+// Check renews the session's relay row and the lease of every partition it
+// still owns, until now + lease, and returns them with that time. A
+// session that let its leases run out keeps them if nobody took them
+// meanwhile (nobody else can have written in them). When another session
+// took one of its partitions, or its relay row is gone, the session is
+// over: Check returns the partitions still leased to the token with an
+// error wrapping dialects.ErrSessionLost.
+func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, error) {
+	if s.lost {
+		return nil, time.Time{}, s.lostErr("check", errors.New("session already lost"))
+	}
+	now = sqlkit.UTC(now)
+	until := now.Add(s.lease)
+	res, err := s.db.ExecContext(ctx, s.d.sess.renew, s.token, micros(until))
+	n, err := count("session check", res, err)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if n == 0 {
+		owned, err := queryInts(ctx, s.db, s.d.sess.owned, s.token, micros(now))
+		if err != nil {
+			return nil, time.Time{}, s.lostErr("check", err)
+		}
+		return owned, time.Time{}, s.lostErr("check", errors.New("the session's relay row is gone"))
+	}
+	owned, err := queryInts(ctx, s.db, s.d.sess.check, s.token, micros(until))
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("jitoutbox/sqlite: session check: %w", err)
+	}
+	if len(owned) < len(s.owns) {
+		return owned, time.Time{}, s.lostErr("check",
+			fmt.Errorf("%d partitions were taken over after the session's lease ran out", len(s.owns)-len(owned)))
+	}
+	return owned, until, nil
+}
+
+// queryInts runs a statement that returns one integer per row and returns
+// them sorted.
+func queryInts(ctx context.Context, db *sql.DB, query string, args ...any) ([]int, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var p int
+		if err := rows.Scan(&p); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// View reads the relays whose lease runs at now and each partition's owner
+// (live while its lease runs).
+func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error) {
+	var v dialects.View
+	if s.lost {
+		return v, s.lostErr("view", errors.New("session already lost"))
+	}
+	rows, err := s.db.QueryContext(ctx, s.d.sess.view, micros(sqlkit.UTC(now)))
+	if err != nil {
+		return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
+	}
+	defer rows.Close()
+	type part struct {
+		p     int
+		owner string
+		epoch int64
+	}
+	var parts []part
+	for rows.Next() {
+		var kind, token string
+		var n, epoch int64
+		var live bool
+		if err := rows.Scan(&kind, &n, &token, &epoch, &live); err != nil {
+			return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
+		}
+		switch kind {
+		case "r":
+			v.Relays = append(v.Relays, token)
+		default:
+			if !live {
+				token = ""
+			}
+			parts = append(parts, part{int(n), token, epoch})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
+	}
+	slices.Sort(v.Relays)
+	v.Owners = make([]string, len(parts))
+	v.Epochs = make([]int64, len(parts))
+	for _, p := range parts {
+		if p.p >= 0 && p.p < len(parts) {
+			v.Owners[p.p], v.Epochs[p.p] = p.owner, p.epoch
+		}
+	}
+	return v, nil
+}
+
+// WaitChange returns dialects.ErrWaitUnsupported at once: nothing tells a
+// SQLite session that another left, short of its lease running out, which
+// the relay's periodic View sees.
+func (s *session) WaitChange(context.Context, dialects.View) error {
+	return dialects.ErrWaitUnsupported
+}
+
+// Close clears the owner of the session's partitions and deletes its relay
+// row, so that other sessions may take them at once instead of after the
+// lease. Closing twice is harmless.
+func (s *session) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := s.db.ExecContext(ctx, s.d.sess.close, s.token)
+	if err == nil {
+		_, err = s.db.ExecContext(ctx, s.d.sess.closeRelay, s.token)
+	}
+	s.db = nil
+	s.lost = true
+	if err != nil {
+		return fmt.Errorf("jitoutbox/sqlite: close session: %w", err)
+	}
+	return nil
+}

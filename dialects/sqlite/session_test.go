@@ -1,0 +1,197 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+)
+
+// migrated opens a new database and migrates d's table in it.
+func migrated(t *testing.T, opts ...sqlite.Option) (*sqlite.Dialect, *sql.DB) {
+	t.Helper()
+	d, err := sqlite.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t)
+	if err := d.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	return d, db
+}
+
+func openSession(t *testing.T, d *sqlite.Dialect, db *sql.DB, name string, lease time.Duration) dialects.Session {
+	t.Helper()
+	s, err := d.OpenSession(context.Background(), db, name, lease)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestLeaseExpiry checks that a session's partitions cannot be taken by
+// another session while its lease runs, can be once it ran out, and that
+// the first session then no longer owns or can mark them.
+func TestLeaseExpiry(t *testing.T) {
+	ctx := context.Background()
+	d, db := migrated(t, sqlite.WithPartitions(4))
+	const lease = 10 * time.Second
+	a := openSession(t, d, db, "a", lease)
+	b := openSession(t, d, db, "b", lease)
+	t0 := time.Now()
+
+	got, err := a.Take(ctx, []int{0, 1, 2}, t0)
+	if err != nil || !slices.Equal(got, []int{0, 1, 2}) {
+		t.Fatalf("a.Take = %v, %v", got, err)
+	}
+	if got, err := b.Take(ctx, []int{0, 1, 2, 3}, t0.Add(lease-time.Second)); err != nil || !slices.Equal(got, []int{3}) {
+		t.Fatalf("b.Take before the lease ran out = %v, %v; want [3]", got, err)
+	}
+	owned, until, err := a.Check(ctx, t0.Add(time.Second))
+	if err != nil || !slices.Equal(owned, []int{0, 1, 2}) || until.Sub(t0.Add(time.Second+lease)).Abs() > time.Millisecond {
+		t.Fatalf("a.Check = %v, %v, %v", owned, until, err)
+	}
+	// The renewal moved the lease: still not takeable where it would have
+	// been without it.
+	if got, err := b.Take(ctx, []int{0}, t0.Add(lease)); err != nil || len(got) != 0 {
+		t.Fatalf("b.Take after the renewal = %v, %v; want none", got, err)
+	}
+	if _, _, err := b.Check(ctx, t0.Add(lease-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	v, err := b.View(ctx, t0.Add(lease))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Relays) != 2 || v.Owners[0] != a.Token() || v.Owners[3] != b.Token() || v.Epochs[0] != 1 {
+		t.Fatalf("view %+v", v)
+	}
+
+	// a stops renewing; past its lease b takes partition 0 with a new epoch.
+	late := t0.Add(time.Second + lease)
+	if got, err := b.Take(ctx, []int{0}, late); err != nil || !slices.Equal(got, []int{0}) {
+		t.Fatalf("b.Take after the lease ran out = %v, %v; want [0]", got, err)
+	}
+	v, err = b.View(ctx, late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Owners[0] != b.Token() || v.Epochs[0] != 2 || v.Owners[1] != "" {
+		t.Fatalf("view after take-over %+v", v)
+	}
+	if err := b.WaitChange(ctx, v); !errors.Is(err, dialects.ErrWaitUnsupported) {
+		t.Fatalf("WaitChange = %v", err)
+	}
+	// a's next Check reports what it still owns, and that it is over.
+	owned, _, err = a.Check(ctx, late)
+	if !errors.Is(err, dialects.ErrSessionLost) || !slices.Equal(owned, []int{1, 2}) {
+		t.Fatalf("a.Check after the take-over = %v, %v; want [1 2], ErrSessionLost", owned, err)
+	}
+
+	// a's marks in partition 0 are fenced off.
+	ev := dialects.Event{ID: "e1", AggregateType: "t", AggregateID: "x", EventType: "x", CreatedAt: t0, Partition: 0}
+	if err := d.Insert(ctx, db, []dialects.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{0}, Limit: 10, Now: late})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("read = %v, %v", recs, err)
+	}
+	if n, err := d.Mark(ctx, db, dialects.Mark{Token: a.Token(), Seqs: []int64{recs[0].Seq}, At: late}); err != nil || n != 0 {
+		t.Fatalf("mark by the old owner = %d, %v; want 0", n, err)
+	}
+	if n, err := d.Mark(ctx, db, dialects.Mark{Token: b.Token(), Seqs: []int64{recs[0].Seq}, Delete: true}); err != nil || n != 1 {
+		t.Fatalf("mark by the new owner = %d, %v; want 1", n, err)
+	}
+
+	// Close frees at once.
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Take(ctx, []int{1, 2}, late); err != nil || !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("b.Take after a.Close = %v, %v", got, err)
+	}
+	if v, err := b.View(ctx, late); err != nil || !slices.Equal(v.Relays, []string{b.Token()}) {
+		t.Fatalf("relays after a.Close = %v, %v", v.Relays, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// TestSessionLost checks that a session whose relay row was forgotten
+// reports ErrSessionLost with what it still holds.
+func TestSessionLost(t *testing.T) {
+	ctx := context.Background()
+	d, db := migrated(t, sqlite.WithPartitions(2))
+	a := openSession(t, d, db, "a", time.Minute)
+	now := time.Now()
+	if _, err := a.Take(ctx, []int{0, 1}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM outbox_relays`); err != nil {
+		t.Fatal(err)
+	}
+	owned, _, err := a.Check(ctx, now)
+	if !errors.Is(err, dialects.ErrSessionLost) || !slices.Equal(owned, []int{0, 1}) {
+		t.Fatalf("Check = %v, %v; want [0 1], ErrSessionLost", owned, err)
+	}
+	if _, err := a.Take(ctx, []int{0}, now); !errors.Is(err, dialects.ErrSessionLost) {
+		t.Fatalf("Take after loss = %v", err)
+	}
+}
+
+func TestOpenSessionInvalidLease(t *testing.T) {
+	d, db := migrated(t)
+	for _, lease := range []time.Duration{0, -time.Second} {
+		if _, err := d.OpenSession(context.Background(), db, "r", lease); !errors.Is(err, sqlite.ErrInvalidLease) {
+			t.Errorf("lease %v: got %v, want ErrInvalidLease", lease, err)
+		}
+	}
+}
+
+func TestOpenSessionWithoutMigrate(t *testing.T) {
+	d, err := sqlite.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openSQLite(t)
+	if _, err := d.OpenSession(context.Background(), db, "r", time.Second); !errors.Is(err, dialects.ErrSchemaVersion) {
+		t.Fatalf("got %v, want ErrSchemaVersion", err)
+	}
+}
+
+func TestPartitionCount(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{0, -1, dialects.MaxPartitions + 1} {
+		if _, err := sqlite.New(sqlite.WithPartitions(n)); !errors.Is(err, dialects.ErrInvalidPartitions) {
+			t.Errorf("WithPartitions(%d): got %v", n, err)
+		}
+	}
+	d, db := migrated(t)
+	if n, err := d.Partitions(ctx, db); err != nil || n != dialects.DefaultPartitions {
+		t.Fatalf("Partitions = %d, %v", n, err)
+	}
+	var rows int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM outbox_partitions`).Scan(&rows); err != nil || rows != dialects.DefaultPartitions {
+		t.Fatalf("partition rows = %d, %v", rows, err)
+	}
+	other, err := sqlite.New(sqlite.WithPartitions(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Partitions(ctx, db); !errors.Is(err, dialects.ErrPartitionMismatch) {
+		t.Fatalf("mismatch: got %v", err)
+	}
+	// Migrate of a dialect with another count never changes the table's.
+	if err := other.Migrate(ctx, db); !errors.Is(err, dialects.ErrPartitionMismatch) {
+		t.Fatalf("Migrate with another count: got %v", err)
+	}
+}

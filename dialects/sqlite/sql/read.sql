@@ -1,0 +1,24 @@
+-- A relay's read of its partitions: pending, due rows in seq order, without
+-- any row of an aggregate blocked by an earlier row (dead, or retrying and
+-- not yet due). A plain SELECT: no lock, no write; ownership of the
+-- partitions is proven by the relay's session. The unary + keeps part out
+-- of index selection, so that the read walks claim_idx (pending rows in seq
+-- order) and stops at the limit instead of collecting every pending row of
+-- the partitions through an index on part and sorting them (checked by
+-- TestReadPlan): its cost follows the
+-- rows it returns and the rows of other relays' partitions it passes, not
+-- the backlog. ?1 JSON array of partitions, ?2 after seq, ?3 now, ?4 limit.
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part
+FROM {{table}} o
+WHERE o.state = 0
+  AND +o.part IN (SELECT value FROM json_each(?1))
+  AND o.seq > ?2
+  AND o.next_attempt_at <= ?3
+  AND NOT EXISTS (
+      SELECT 1 FROM {{table}}_blocked b
+      WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
+        AND b.seq < o.seq AND (b.dead OR b.until > ?3)
+  )
+ORDER BY o.seq
+LIMIT ?4
