@@ -133,8 +133,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 		// Stop publishing after an outage, on shutdown, or when ownership
 		// could expire during the next Publish (lease dialects): the rows
 		// stay pending.
-		if out.outage || ctx.Err() != nil ||
-			(!rn.validUntil.IsZero() && r.cfg.Clock().Add(r.cfg.PublishTimeout).After(rn.validUntil)) {
+		if out.outage || ctx.Err() != nil || rn.leaseEnding() {
 			out.skipped += len(live)
 			continue
 		}
@@ -233,6 +232,13 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 		})
 	}
 	return held
+}
+
+// leaseEnding reports whether ownership (lease dialects) could end before
+// a Publish started now times out.
+func (rn *run) leaseEnding() bool {
+	until := rn.validUntil.Load()
+	return until != 0 && rn.r.cfg.Clock().Add(rn.r.cfg.PublishTimeout).UnixNano() > until
 }
 
 func errorText(err error) string {

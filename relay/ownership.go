@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -21,10 +22,9 @@ const (
 // closed once it applies, which is after the batch in flight: a relay
 // releases a partition only when nothing of it is in flight.
 type ownUpdate struct {
-	active     []int
-	token      string
-	validUntil time.Time // lease dialects: stop publishing past it
-	done       chan struct{}
+	active []int
+	token  string
+	done   chan struct{}
 }
 
 // owner is the ownership goroutine of one run: it holds the relay's
@@ -36,6 +36,11 @@ type owner struct {
 	parts    int
 	updates  chan ownUpdate
 	loopDone <-chan struct{} // closed when the publish loop returned
+	// validUntil (unix nanoseconds, 0: no limit) is when the lease of a
+	// lease dialect ends: the publish loop starts no Publish that could
+	// outlast it. Set here on every renewal, without waiting for the loop.
+	validUntil *atomic.Int64
+	sent       []int // the owned set last handed to the publish loop
 
 	sess     dialects.Session
 	owned    []int // partitions the session holds, sorted
@@ -119,14 +124,16 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 	cfg := &o.r.cfg
 	now := cfg.Clock()
-	var validUntil time.Time
 	if o.leases || len(o.owned) == 0 {
 		owned, until, err := o.sess.Check(ctx, now)
 		if err != nil {
 			return err
 		}
 		o.leases = !until.IsZero()
-		o.owned, validUntil = owned, until
+		o.owned = owned
+		if o.leases {
+			o.validUntil.Store(until.UnixNano())
+		}
 	}
 	v, err := o.sess.View(ctx, now)
 	if err != nil {
@@ -209,7 +216,7 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		release = slices.Clone(o.owned[len(o.owned)-k:])
 		o.owned = o.owned[:len(o.owned)-k]
 	}
-	if err := o.publish(ctx, validUntil); err != nil {
+	if err := o.publish(ctx); err != nil {
 		return err
 	}
 	if len(release) > 0 {
@@ -220,10 +227,15 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 	return nil
 }
 
-// publish hands the owned set to the publish loop and waits until it
-// applies (after its batch in flight).
-func (o *owner) publish(ctx context.Context, validUntil time.Time) error {
-	u := ownUpdate{active: slices.Clone(o.owned), validUntil: validUntil, done: make(chan struct{})}
+// publish hands a changed owned set to the publish loop and waits until it
+// applies (after its batch in flight: a released partition has nothing in
+// flight).
+func (o *owner) publish(ctx context.Context) error {
+	if o.sent != nil && slices.Equal(o.sent, o.owned) {
+		return nil
+	}
+	o.sent = slices.Clone(o.owned)
+	u := ownUpdate{active: slices.Clone(o.owned), done: make(chan struct{})}
 	if o.sess != nil {
 		u.token = o.sess.Token()
 	}
@@ -292,14 +304,15 @@ func (o *owner) closeSession() {
 		o.stopW = nil
 	}
 	o.wg.Wait()
-	o.owned = nil
+	o.owned = []int{}
 	select {
 	case <-o.loopDone:
 	default:
 		ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
-		_ = o.publish(ctx, time.Time{})
+		_ = o.publish(ctx)
 		cancel()
 	}
+	o.sent = nil
 	if err := o.sess.Close(); err != nil {
 		o.r.cfg.Logger.Warn("jitoutbox relay: closing the ownership session failed; its partitions are free once its connection or lease ends",
 			"owner", o.r.cfg.Owner, "err", err)

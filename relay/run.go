@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -32,9 +33,9 @@ type run struct {
 	loopDone chan struct{}
 
 	// Publish loop state, touched only by the loop's goroutine.
-	active     []int     // partitions published now, sorted
-	token      string    // the session's fencing token
-	validUntil time.Time // lease dialects: ownership certain until then
+	active     []int        // partitions published now, sorted
+	token      string       // the session's fencing token
+	validUntil atomic.Int64 // lease dialects: ownership certain until then (unix ns; 0: no limit)
 	recent     map[int64]struct{}
 	recentQ    []int64
 	trouble    time.Duration // current outage/db-error back-off, 0 when healthy
@@ -51,7 +52,8 @@ func newRun(r *Relay, parts int) *run {
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
-	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1)}
+	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
+		validUntil: &rn.validUntil}
 	return rn
 }
 
@@ -88,7 +90,7 @@ func (rn *run) apply(u ownUpdate) bool {
 			gained = true
 		}
 	}
-	rn.active, rn.token, rn.validUntil = u.active, u.token, u.validUntil
+	rn.active, rn.token = u.active, u.token
 	rn.r.hand.setOwned(rn.active)
 	close(u.done)
 	return gained
