@@ -2,14 +2,15 @@
 -- any row of an aggregate blocked by an earlier row (dead, or retrying and
 -- not yet due). A plain SELECT: no lock, no write; ownership of the
 -- partitions is proven by the relay's session. It walks claim_idx
--- (state, seq) in seq order and stops at the limit, so its cost follows
--- the rows it returns and the rows of other relays' partitions it passes,
--- not the backlog (part_idx would need a sort of every pending row of the
--- partitions: hence the hint). {{parts}} expands to one ? per partition.
+-- (state, seq), or part_idx (state, part, seq) for one partition, in seq
+-- order and stops at the limit, so its cost follows the rows it returns
+-- and the rows of other relays' partitions it passes, not the backlog. The
+-- hint keeps the optimizer off the primary key (which also walks published
+-- rows). {{parts}} expands to one ? per partition.
 -- Args: partitions..., after seq, now, now, limit.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part
-FROM {{table}} o FORCE INDEX ({{name}}_claim_idx)
+FROM {{table}} o USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)
 WHERE o.state = 0
   AND o.part IN ({{parts}})
   AND o.seq > ?
