@@ -2,113 +2,115 @@ package dialecttest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
-// testConcurrentClaims runs relays on separate connections until every row
-// is published, checking that no row is handed out twice, no aggregate is
-// held by two owners at once, and each aggregate's rows are claimed in order.
-func testConcurrentClaims(t *testing.T, tgt Target) {
+// testSessionTakeConcurrent runs sessions in goroutines that take and
+// release overlapping partitions at once, checking that a partition never
+// has two owners: Take returns it to one session at a time, and Check
+// agrees with what each session was given.
+func testSessionTakeConcurrent(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
 	const (
-		workers    = 6
-		aggregates = 12
-		rows       = 240
+		workers = 6
+		rounds  = 25
+		span    = 12 // partitions fought over
 	)
-	e.db.SetMaxOpenConns(workers + 2)
-	evs := make([]dialects.Event, rows)
-	for i := range evs {
-		evs[i] = e.event("agg", fmt.Sprintf("g%02d", i%aggregates))
-	}
-	e.insert(evs...)
-
 	var (
-		mu       sync.Mutex
-		holder   = map[string]string{} // aggregate -> owner holding it
-		lastSeq  = map[string]int64{}  // aggregate -> last claimed seq
-		seen     = map[int64]string{}  // seq -> owner
-		done     int
-		finished = make(chan struct{})
-		wg       sync.WaitGroup
+		mu    sync.Mutex
+		owner = map[int]string{} // partition -> session holding it
+		taken int
+		wg    sync.WaitGroup
 	)
-	deadline := time.Now().Add(60 * time.Second)
-	for w := range workers {
-		owner := fmt.Sprintf("relay-%d", w)
+	sessions := make([]dialects.Session, workers)
+	for w := range sessions {
+		sessions[w] = e.session(fmt.Sprintf("relay-%d", w))
+	}
+	for w, s := range sessions {
 		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-finished:
-					return
-				default:
+			rng := rand.New(rand.NewPCG(uint64(w), 1))
+			me := s.Token()
+			var mine []int
+			for range rounds {
+				var want []int
+				for p := range span {
+					if rng.IntN(2) == 0 {
+						want = append(want, p)
+					}
 				}
-				if time.Now().After(deadline) {
-					t.Errorf("%s: deadline passed", owner)
-					return
-				}
-				recs, err := e.d.Claim(e.ctx, e.db, dialects.ClaimRequest{
-					Owner: owner, Limit: 1 + (w+i)%7, Now: e.at(time.Second), LeaseUntil: e.at(time.Hour),
-				})
+				got, err := s.Take(e.ctx, except(want, mine...), e.at(0))
 				if err != nil {
-					t.Errorf("%s: Claim: %v", owner, err)
+					t.Errorf("%s: Take: %v", me, err)
 					return
 				}
 				mu.Lock()
-				mine := map[string]bool{}
-				for _, r := range recs {
-					if prev, ok := seen[r.Seq]; ok {
-						t.Errorf("seq %d handed to %s and %s", r.Seq, prev, owner)
+				for _, p := range got {
+					if o := owner[p]; o != "" {
+						t.Errorf("partition %d taken by %s while %s owns it", p, me, o)
 					}
-					seen[r.Seq] = owner
-					if h, ok := holder[r.AggregateID]; ok && h != owner {
-						t.Errorf("aggregate %s held by %s and %s at once", r.AggregateID, h, owner)
-					}
-					holder[r.AggregateID] = owner
-					mine[r.AggregateID] = true
-					if r.Seq <= lastSeq[r.AggregateID] {
-						t.Errorf("aggregate %s: seq %d claimed after %d", r.AggregateID, r.Seq, lastSeq[r.AggregateID])
-					}
-					lastSeq[r.AggregateID] = r.Seq
+					owner[p] = me
+					taken++
 				}
 				mu.Unlock()
-				if len(recs) == 0 {
-					continue
-				}
-				// "Publish": a database round trip while holding the lease,
-				// so other relays' claims overlap with it.
-				if _, err := e.d.Stats(e.ctx, e.db); err != nil {
-					t.Errorf("%s: Stats: %v", owner, err)
+				mine = append(mine, got...)
+				owned, _, err := s.Check(e.ctx, e.at(0))
+				if err != nil {
+					t.Errorf("%s: Check: %v", me, err)
 					return
 				}
-				// Give the aggregates up in the bookkeeping before the
-				// database frees them, so a fast successor is not flagged.
+				if !equalInts(owned, mine) {
+					t.Errorf("%s: Check says %v, Take gave %v", me, owned, mine)
+				}
+				// Release about half; the bookkeeping forgets them first, so
+				// that a fast successor is not flagged.
+				var rel, keep []int
+				for _, p := range mine {
+					if rng.IntN(2) == 0 {
+						rel = append(rel, p)
+					} else {
+						keep = append(keep, p)
+					}
+				}
 				mu.Lock()
-				for a := range mine {
-					delete(holder, a)
+				for _, p := range rel {
+					delete(owner, p)
 				}
 				mu.Unlock()
-				n, err := e.d.MarkPublished(e.ctx, e.db, owner, seqs(recs), e.at(2*time.Second))
-				if err != nil || n != int64(len(recs)) {
-					t.Errorf("%s: MarkPublished: n=%d want %d, err %v", owner, n, len(recs), err)
+				if err := s.Release(e.ctx, rel); err != nil {
+					t.Errorf("%s: Release: %v", me, err)
 					return
 				}
-				mu.Lock()
-				done += len(recs)
-				if done == rows {
-					close(finished)
-				}
-				mu.Unlock()
+				mine = keep
 			}
 		})
 	}
 	wg.Wait()
-	if done != rows {
-		t.Fatalf("published %d of %d rows", done, rows)
+	if taken < span {
+		t.Fatalf("only %d takes in the whole run", taken)
 	}
-	if s := e.stats(); s.Pending != 0 || s.Published != rows {
-		t.Fatalf("stats after run: %+v", s)
+	t.Logf("%d takes", taken)
+}
+
+// equalInts compares two partition lists as sets.
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
 	}
+	seen := map[int]int{}
+	for _, p := range a {
+		seen[p]++
+	}
+	for _, p := range b {
+		seen[p]--
+	}
+	for _, n := range seen {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
 }

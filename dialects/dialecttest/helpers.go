@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -14,12 +15,14 @@ import (
 
 // env is one subtest's database, dialect, clock and id generator.
 type env struct {
-	t    testing.TB
-	ctx  context.Context
-	db   *sql.DB
-	d    dialects.Dialect
-	base time.Time
-	ids  *uuid7.Generator
+	t     testing.TB
+	tgt   Target
+	ctx   context.Context
+	db    *sql.DB
+	d     dialects.Dialect
+	base  time.Time
+	ids   *uuid7.Generator
+	parts int // the table's partition count
 }
 
 func setup(t testing.TB, tgt Target) *env {
@@ -38,20 +41,29 @@ func setupWith(t testing.TB, tgt Target, d dialects.Dialect) *env {
 	if err := d.Migrate(ctx, db); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	return &env{
-		t:    t,
-		ctx:  ctx,
-		db:   db,
-		d:    d,
-		base: setupBase(),
-		ids:  newGen(),
+	e := newEnv(t, tgt, db, d)
+	e.loadParts()
+	return e
+}
+
+func newEnv(t testing.TB, tgt Target, db *sql.DB, d dialects.Dialect) *env {
+	return &env{t: t, tgt: tgt, ctx: t.Context(), db: db, d: d, base: setupBase(), ids: newGen()}
+}
+
+func (e *env) loadParts() {
+	e.t.Helper()
+	n, err := e.d.Partitions(e.ctx, e.db)
+	if err != nil {
+		e.t.Fatalf("Partitions: %v", err)
 	}
+	e.parts = n
 }
 
 // at returns base + d.
 func (e *env) at(d time.Duration) time.Time { return e.base.Add(d) }
 
-// event returns a minimal event of aggregate agg created at base.
+// event returns a minimal event of aggregate (aggType, aggID) created at
+// base, in the aggregate's partition.
 func (e *env) event(aggType, aggID string) dialects.Event {
 	return dialects.Event{
 		ID:            e.ids.New(time.Now()).String(),
@@ -61,6 +73,7 @@ func (e *env) event(aggType, aggID string) dialects.Event {
 		Payload:       []byte("p"),
 		ContentType:   "text/plain",
 		CreatedAt:     e.base,
+		Partition:     dialects.PartitionOf(aggType, aggID, e.parts),
 	}
 }
 
@@ -69,6 +82,22 @@ func (e *env) events(aggIDs ...string) []dialects.Event {
 	out := make([]dialects.Event, len(aggIDs))
 	for i, a := range aggIDs {
 		out[i] = e.event("agg", a)
+	}
+	return out
+}
+
+// aggIn returns n distinct aggregate ids of type "agg" in partition part,
+// named prefix + a number.
+func (e *env) aggIn(part, n int, prefix string) []string {
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		id := prefix + strconv.Itoa(i)
+		if dialects.PartitionOf("agg", id, e.parts) == part {
+			out = append(out, id)
+		}
+		if i > 1_000_000 {
+			e.t.Fatalf("no aggregate id in partition %d", part)
+		}
 	}
 	return out
 }
@@ -89,21 +118,102 @@ func (e *env) insert(evs ...dialects.Event) {
 	}
 }
 
-// claim claims at base+now with a one-hour lease.
-func (e *env) claim(owner string, limit int, now time.Duration, ids ...string) []dialects.Record {
-	e.t.Helper()
-	recs, err := e.d.Claim(e.ctx, e.db, dialects.ClaimRequest{
-		Owner: owner, Limit: limit, Now: e.at(now), LeaseUntil: e.at(now + time.Hour), IDs: ids,
-	})
-	if err != nil {
-		e.t.Fatalf("Claim(%s): %v", owner, err)
+// all returns every partition of the table.
+func (e *env) all() []int {
+	out := make([]int, e.parts)
+	for i := range out {
+		out[i] = i
 	}
-	for i := 1; i < len(recs); i++ {
-		if recs[i-1].Seq >= recs[i].Seq {
-			e.t.Fatalf("Claim(%s) not in Seq order: %d then %d", owner, recs[i-1].Seq, recs[i].Seq)
+	return out
+}
+
+// read reads parts at base+now, checking Seq order, the partitions and
+// the limit.
+func (e *env) read(parts []int, after int64, limit int, now time.Duration) []dialects.Record {
+	e.t.Helper()
+	recs, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: parts, After: after, Limit: limit, Now: e.at(now)})
+	if err != nil {
+		e.t.Fatalf("Read: %v", err)
+	}
+	if len(recs) > limit {
+		e.t.Fatalf("Read returned %d rows, limit %d", len(recs), limit)
+	}
+	for i, r := range recs {
+		if i > 0 && recs[i-1].Seq >= r.Seq {
+			e.t.Fatalf("Read not in Seq order: %d then %d", recs[i-1].Seq, r.Seq)
+		}
+		if !slices.Contains(parts, r.Partition) {
+			e.t.Fatalf("Read of partitions %v returned seq %d of partition %d", parts, r.Seq, r.Partition)
+		}
+		if want := dialects.PartitionOf(r.AggregateType, r.AggregateID, e.parts); r.Partition != want {
+			e.t.Fatalf("seq %d: partition %d, want PartitionOf = %d", r.Seq, r.Partition, want)
+		}
+		if r.Seq <= after {
+			e.t.Fatalf("Read after %d returned seq %d", after, r.Seq)
 		}
 	}
 	return recs
+}
+
+// readAll reads every partition at base+now.
+func (e *env) readAll(now time.Duration) []dialects.Record {
+	e.t.Helper()
+	return e.read(e.all(), 0, 100000, now)
+}
+
+// session opens a session named relay, closed on cleanup.
+func (e *env) session(relay string) dialects.Session {
+	e.t.Helper()
+	s, err := e.d.OpenSession(e.ctx, e.db, relay, e.tgt.lease())
+	if err != nil {
+		e.t.Fatalf("OpenSession(%s): %v", relay, err)
+	}
+	e.t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// take takes parts at base+now with s and returns what it took.
+func (e *env) take(s dialects.Session, parts []int, now time.Duration) []int {
+	e.t.Helper()
+	got, err := s.Take(e.ctx, parts, e.at(now))
+	if err != nil {
+		e.t.Fatalf("Take(%v): %v", parts, err)
+	}
+	return got
+}
+
+// own opens a session that takes every partition and returns its token.
+func (e *env) own(relay string) dialects.Session {
+	e.t.Helper()
+	s := e.session(relay)
+	if got := e.take(s, e.all(), 0); len(got) != e.parts {
+		e.t.Fatalf("%s took %d of %d partitions", relay, len(got), e.parts)
+	}
+	return s
+}
+
+// mark marks seqs published at base+at with token and returns the count.
+func (e *env) mark(token string, ss []int64, at time.Duration) int64 {
+	e.t.Helper()
+	n, err := e.d.Mark(e.ctx, e.db, dialects.Mark{Token: token, Seqs: ss, At: e.at(at)})
+	if err != nil {
+		e.t.Fatalf("Mark: %v", err)
+	}
+	return n
+}
+
+// failure returns a failure of r due again at base+next.
+func (e *env) failure(r dialects.Record, msg string, next time.Duration, dead, block bool) dialects.Failure {
+	return dialects.Failure{Seq: r.Seq, Partition: r.Partition, AggregateType: r.AggregateType, AggregateID: r.AggregateID,
+		Error: msg, NextAttemptAt: e.at(next), Dead: dead, Block: block}
+}
+
+// fail records failures with token.
+func (e *env) fail(token string, fs ...dialects.Failure) {
+	e.t.Helper()
+	if err := e.d.Fail(e.ctx, e.db, token, fs); err != nil {
+		e.t.Fatalf("Fail: %v", err)
+	}
 }
 
 func (e *env) stats() dialects.Stats {
@@ -165,22 +275,19 @@ func eventIDs(evs []dialects.Event) []string {
 	return out
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func equalStrings(a, b []string) bool { return slices.Equal(a, b) }
 
 func wantAggs(t testing.TB, what string, recs []dialects.Record, want ...string) {
 	t.Helper()
 	if got := aggIDs(recs); !equalStrings(got, want) {
 		t.Fatalf("%s: got aggregates %q, want %q", what, got, want)
+	}
+}
+
+func wantIDs(t testing.TB, what string, recs []dialects.Record, want ...dialects.Event) {
+	t.Helper()
+	if got := ids(recs); !equalStrings(got, eventIDs(want)) {
+		t.Fatalf("%s: got ids %q, want %q", what, got, eventIDs(want))
 	}
 }
 
@@ -194,6 +301,8 @@ func wantN(t testing.TB, what string, got int64, err error, want int64) {
 	}
 }
 
-func setupBase() time.Time { return time.Date(2025, 3, 4, 5, 6, 7, 123456000, time.UTC) }
+// setupBase is the suite's clock origin: the wall clock (lease dialects
+// may compare the times given to sessions with their own), to the µs.
+func setupBase() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
 func newGen() *uuid7.Generator { return &uuid7.Generator{} }

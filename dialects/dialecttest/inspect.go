@@ -10,7 +10,7 @@ import (
 
 // ExerciseInspect runs the dialects.Inspector suite against tgt: List (by
 // state, by aggregate, paginated), Get (every field, unknown and malformed
-// ids) and Blockers (backing off, leased, dead; order and limit). The dialect
+// ids) and Blockers (backing off, dead; order, limit, Skip). The dialect
 // must implement dialects.Inspector.
 func ExerciseInspect(t *testing.T, tgt Target) {
 	t.Run("Inspect", func(t *testing.T) { testInspect(t, tgt) })
@@ -49,23 +49,24 @@ func testInspect(t *testing.T, tgt Target) {
 	d1.ContentType = "application/octet-stream"
 	e.insert(a1, a2, b1, b2, c1, d1)
 
-	heads := e.claim("x", 10, 0, a1.ID, b1.ID, c1.ID, d1.ID)
-	if len(heads) != 4 {
-		t.Fatalf("claimed %d heads, want 4", len(heads))
+	sess := e.own("x")
+	heads := e.readAll(0)
+	if len(heads) != 6 {
+		t.Fatalf("read %d rows, want 6", len(heads))
 	}
 	seq := map[string]int64{}
+	rec := map[string]dialects.Record{}
 	for _, r := range heads {
 		seq[r.ID] = r.Seq
+		rec[r.ID] = r
 	}
-	if err := e.d.Fail(e.ctx, e.db, "x", []dialects.Failure{
-		{Seq: seq[a1.ID], Error: "boom", NextAttemptAt: e.at(time.Hour)},
-		{Seq: seq[b1.ID], Error: "rejected", NextAttemptAt: e.at(0), Dead: true},
-	}); err != nil {
-		t.Fatalf("Fail: %v", err)
+	e.fail(sess.Token(),
+		e.failure(rec[a1.ID], "boom", time.Hour, false, true),
+		e.failure(rec[b1.ID], "rejected", 0, true, true),
+	)
+	if n := e.mark(sess.Token(), []int64{seq[c1.ID]}, time.Second); n != 1 {
+		t.Fatalf("Mark: %d", n)
 	}
-	n, err := e.d.MarkPublished(e.ctx, e.db, "x", []int64{seq[c1.ID]}, e.at(time.Second))
-	wantN(t, "MarkPublished", n, err, 1)
-	// d1 stays leased to x until base+1h.
 
 	list := func(f dialects.ListFilter, want ...dialects.Event) []dialects.Row {
 		t.Helper()
@@ -108,15 +109,14 @@ func testInspect(t *testing.T, tgt Target) {
 		got.ContentType != "application/json" || len(got.Headers) != 1 || got.Headers["k"] != "v" ||
 		got.IdempotencyKey != "idem-1" || !got.Critical || !got.CreatedAt.Equal(e.base) ||
 		got.State != dialects.StatePending || got.Attempts != 1 || got.LastError != "boom" ||
-		!got.NextAttemptAt.Equal(e.at(time.Hour)) || got.LockedBy != "" || !got.LockedUntil.IsZero() ||
-		!got.PublishedAt.IsZero() {
+		!got.NextAttemptAt.Equal(e.at(time.Hour)) || got.Partition != a1.Partition || !got.PublishedAt.IsZero() {
 		t.Fatalf("Get(a1) = %+v", got)
 	}
 	got, err = in.Get(e.ctx, e.db, d1.ID)
 	if err != nil {
 		t.Fatalf("Get(d1): %v", err)
 	}
-	if got.LockedBy != "x" || !got.LockedUntil.Equal(e.at(time.Hour)) || string(got.Payload) != "\xff\x00\x01" ||
+	if got.Partition != d1.Partition || !got.NextAttemptAt.Equal(e.base) || string(got.Payload) != "\xff\x00\x01" ||
 		got.Critical || got.Headers != nil || got.IdempotencyKey != "" || got.Attempts != 0 {
 		t.Fatalf("Get(d1) = %+v", got)
 	}
@@ -142,8 +142,7 @@ func testInspect(t *testing.T, tgt Target) {
 	}
 	wants := []want{
 		{"a", dialects.BlockBackingOff, 2, 0, a1.ID},
-		{"b", dialects.BlockDead, 1, 1, b2.ID},
-		{"d", dialects.BlockLeased, 1, 0, d1.ID},
+		{"b", dialects.BlockDead, 1, 1, b1.ID},
 	}
 	if len(bl) != len(wants) {
 		t.Fatalf("Blockers = %+v, want %d aggregates", bl, len(wants))
@@ -162,19 +161,24 @@ func testInspect(t *testing.T, tgt Target) {
 		t.Fatalf("Blockers limit 1 = %+v, %v", bl, err)
 	}
 
-	// Two hours later nothing is held: only the dead row remains listed, now
-	// with its aggregate's pending row free; once b2 is published too, the
-	// aggregate without pending rows sorts by its dead row.
+	if bl[1].Head.State != dialects.StateDead || bl[1].Head.LastError != "rejected" {
+		t.Fatalf("Blockers[1].Head = %+v", bl[1].Head)
+	}
+
+	// Two hours later the retry block has expired: only the dead block is
+	// listed; once skipped, nothing is.
 	bl, err = in.Blockers(e.ctx, e.db, e.at(2*time.Hour), 10)
 	if err != nil || len(bl) != 1 || bl[0].AggregateID != "b" || bl[0].Reason != dialects.BlockDead {
 		t.Fatalf("Blockers later = %+v, %v", bl, err)
 	}
-	r := e.claim("y", 10, 2*time.Hour, b2.ID)
-	n, err = e.d.MarkPublished(e.ctx, e.db, "y", seqs(r), e.at(2*time.Hour))
-	wantN(t, "MarkPublished b2", n, err, 1)
-	bl, err = in.Blockers(e.ctx, e.db, e.at(2*time.Hour), 10)
-	if err != nil || len(bl) != 1 || bl[0].Head != nil || bl[0].Pending != 0 || bl[0].Dead != 1 {
-		t.Fatalf("Blockers with only a dead row = %+v, %v", bl, err)
+	n, err := e.d.Skip(e.ctx, e.db, dialects.RequeueFilter{IDs: []string{b1.ID}})
+	wantN(t, "Skip b1", n, err, 1)
+	if bl, err := in.Blockers(e.ctx, e.db, e.at(2*time.Hour), 10); err != nil || len(bl) != 0 {
+		t.Fatalf("Blockers after Skip = %+v, %v", bl, err)
+	}
+	// Blockers are read-only: the rows are unchanged.
+	if got, err := in.Get(e.ctx, e.db, b1.ID); err != nil || got.State != dialects.StateDead {
+		t.Fatalf("Get(b1) after Blockers = %+v, %v", got, err)
 	}
 }
 

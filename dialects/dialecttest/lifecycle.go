@@ -11,68 +11,20 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
-func testOwnerOnly(t *testing.T, tgt Target) {
-	e := setup(t, tgt)
-	e.insert(e.events("a", "b", "c")...)
-	x := e.claim("x", 10, 0)
-	wantAggs(t, "x", x, "a", "b", "c")
-	all := seqs(x)
-
-	n, err := e.d.MarkPublished(e.ctx, e.db, "y", all, e.at(0))
-	wantN(t, "MarkPublished by non-owner", n, err, 0)
-	n, err = e.d.Delete(e.ctx, e.db, "y", all)
-	wantN(t, "Delete by non-owner", n, err, 0)
-	if err := e.d.Fail(e.ctx, e.db, "y", []dialects.Failure{{Seq: all[0], Error: "no", NextAttemptAt: e.at(time.Hour), Dead: true}}); err != nil {
-		t.Fatalf("Fail by non-owner: %v", err)
-	}
-	if err := e.d.Release(e.ctx, e.db, "y", all, time.Time{}); err != nil {
-		t.Fatalf("Release by non-owner: %v", err)
-	}
-	if att, st, _ := e.row(all[0]); att != 0 || st != dialects.StatePending {
-		t.Fatalf("non-owner Fail changed the row: attempts %d state %d", att, st)
-	}
-	wantAggs(t, "still leased by x", e.claim("z", 10, 0))
-	if s := e.stats(); s.Pending != 3 {
-		t.Fatalf("pending %d, want 3", s.Pending)
-	}
-
-	// Empty batches are no-ops.
-	n, err = e.d.MarkPublished(e.ctx, e.db, "x", nil, e.at(0))
-	wantN(t, "MarkPublished empty", n, err, 0)
-	n, err = e.d.Delete(e.ctx, e.db, "x", nil)
-	wantN(t, "Delete empty", n, err, 0)
-	if err := e.d.Fail(e.ctx, e.db, "x", nil); err != nil {
-		t.Fatalf("Fail empty: %v", err)
-	}
-	if err := e.d.Release(e.ctx, e.db, "x", nil, time.Time{}); err != nil {
-		t.Fatalf("Release empty: %v", err)
-	}
-
-	n, err = e.d.MarkPublished(e.ctx, e.db, "x", all[:1], e.at(0))
-	wantN(t, "MarkPublished by owner", n, err, 1)
-	n, err = e.d.MarkPublished(e.ctx, e.db, "x", all[:1], e.at(0))
-	wantN(t, "MarkPublished twice", n, err, 0)
-	n, err = e.d.Delete(e.ctx, e.db, "x", all[1:2])
-	wantN(t, "Delete by owner", n, err, 1)
-	if s := e.stats(); s.Pending != 1 || s.Published != 1 {
-		t.Fatalf("stats %+v, want 1 pending 1 published", s)
-	}
-	n, err = e.d.Delete(e.ctx, e.db, "x", all[:1])
-	wantN(t, "Delete of a published row", n, err, 0)
-}
-
 func testFailAndDead(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
+	s := e.own("r")
+	tok := s.Token()
 	e.insert(e.events("a", "b")...)
-	r := e.claim("x", 10, 0)
-	long := strings.Repeat("é", 3000) // 6000 bytes of two-byte runes
-	err := e.d.Fail(e.ctx, e.db, "x", []dialects.Failure{
-		{Seq: r[0].Seq, Error: "first", NextAttemptAt: e.at(time.Minute)},
-		{Seq: r[1].Seq, Error: long + "\xff", NextAttemptAt: e.at(time.Minute)},
-	})
-	if err != nil {
-		t.Fatalf("Fail: %v", err)
+	r := e.readAll(0)
+	if err := e.d.Fail(e.ctx, e.db, tok, nil); err != nil {
+		t.Fatalf("Fail of nothing: %v", err)
 	}
+	long := strings.Repeat("é", 3000) // 6000 bytes of two-byte runes
+	e.fail(tok,
+		e.failure(r[0], "first", time.Minute, false, true),
+		e.failure(r[1], long+"\xff", time.Minute, false, true),
+	)
 	att, st, le := e.row(r[0].Seq)
 	if att != 1 || st != dialects.StatePending || le.String != "first" {
 		t.Fatalf("after Fail: attempts %d state %d error %q", att, st, le.String)
@@ -81,15 +33,13 @@ func testFailAndDead(t *testing.T, tgt Target) {
 	if len(le.String) > sqlkit.MaxErrorBytes || len(le.String) < sqlkit.MaxErrorBytes-4 || !utf8.ValidString(le.String) {
 		t.Fatalf("long error stored as %d bytes, valid UTF-8 %v", len(le.String), utf8.ValidString(le.String))
 	}
-	wantAggs(t, "backing off", e.claim("y", 10, time.Minute-time.Microsecond))
-	r = e.claim("y", 10, time.Minute)
+	wantAggs(t, "backing off", e.readAll(time.Minute-time.Microsecond))
+	r = e.readAll(time.Minute)
 	wantAggs(t, "retry", r, "a", "b")
 	if r[0].Attempts != 1 {
 		t.Fatalf("attempts on retry: %d", r[0].Attempts)
 	}
-	if err := e.d.Fail(e.ctx, e.db, "y", []dialects.Failure{{Seq: r[0].Seq, Error: "fatal", NextAttemptAt: e.at(2 * time.Minute), Dead: true}}); err != nil {
-		t.Fatalf("Fail dead: %v", err)
-	}
+	e.fail(tok, e.failure(r[0], "fatal", 2*time.Minute, true, true))
 	att, st, le = e.row(r[0].Seq)
 	if att != 2 || st != dialects.StateDead || le.String != "fatal" {
 		t.Fatalf("dead row: attempts %d state %d error %q", att, st, le.String)
@@ -97,52 +47,111 @@ func testFailAndDead(t *testing.T, tgt Target) {
 	if s := e.stats(); s.Dead != 1 || s.Pending != 1 {
 		t.Fatalf("stats %+v, want 1 dead 1 pending", s)
 	}
-	wantAggs(t, "dead never claimed", e.claim("z", 10, 100*time.Hour), "b")
+	wantAggs(t, "dead never read", e.readAll(100*time.Hour), "b")
+	// Failing a row that is not pending changes nothing.
+	e.fail(tok, e.failure(r[0], "again", time.Hour, false, true))
+	if att, st, le := e.row(r[0].Seq); att != 2 || st != dialects.StateDead || le.String != "fatal" {
+		t.Fatalf("Fail of a dead row changed it: attempts %d state %d error %q", att, st, le.String)
+	}
+	// Several failures of one aggregate in one call: the block is on the
+	// earliest.
+	evs := e.events("m", "m", "m")
+	e.insert(evs...)
+	m := e.read(e.all(), r[1].Seq, 10, time.Minute)
+	wantIDs(t, "m", m, evs...)
+	e.fail(tok, e.failure(m[1], "second", time.Hour, false, true), e.failure(m[0], "first", time.Minute, false, true))
+	if got := e.readAll(time.Minute); containsID(got, evs[1].ID) || containsID(got, evs[2].ID) || !containsID(got, evs[0].ID) {
+		t.Fatalf("two failures of one aggregate: read at the first's retry %q", ids(got))
+	}
 }
 
-func testRelease(t *testing.T, tgt Target) {
+// testDeadBlockRequeueSkip: a dead row with a block holds the later rows
+// of its aggregate until an operator requeues it (then it comes first) or
+// skips it (it stays dead, the rest flows).
+func testDeadBlockRequeueSkip(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
-	e.insert(e.events("a", "b")...)
-	r := e.claim("x", 10, 0)
-	if err := e.d.Release(e.ctx, e.db, "x", seqs(r[:1]), time.Time{}); err != nil {
-		t.Fatalf("Release: %v", err)
-	}
-	if err := e.d.Release(e.ctx, e.db, "x", seqs(r[1:]), e.at(time.Minute)); err != nil {
-		t.Fatalf("Release notBefore: %v", err)
-	}
-	got := e.claim("y", 10, 0)
-	wantAggs(t, "released at once", got, "a")
+	s := e.own("r")
+	tok := s.Token()
+	evs := e.events("A", "A", "B", "B", "C", "D", "E", "E")
+	e.insert(evs...)
+	r := e.readAll(0)
+	e.fail(tok,
+		e.failure(r[0], "dead A", 0, true, true),
+		e.failure(r[2], "dead B", 0, true, true),
+		e.failure(r[4], "dead C", 0, true, true),
+		e.failure(r[5], "dead D", 0, true, true),
+		e.failure(r[6], "dead E", 0, true, true),
+	)
+	wantIDs(t, "dead blocks hold", e.readAll(1000*time.Hour))
+
+	// Requeue: the dead row comes back first, then the rest, in order.
+	n, err := e.d.Requeue(e.ctx, e.db, dialects.RequeueFilter{AggregateType: "agg", AggregateID: "A"}, e.at(time.Hour))
+	wantN(t, "Requeue A", n, err, 1)
+	wantIDs(t, "not before the requeue time", e.readAll(time.Hour-time.Microsecond), evs[1])
+	got := e.readAll(time.Hour)
+	wantIDs(t, "requeued A first", got, evs[0], evs[1])
 	if got[0].Attempts != 0 {
-		t.Fatalf("Release counted an attempt: %d", got[0].Attempts)
+		t.Fatalf("requeued row attempts %d", got[0].Attempts)
 	}
-	wantAggs(t, "released until +1m", e.claim("y", 10, time.Minute), "b")
+
+	// Skip: the dead row stays dead; the rest of its aggregate flows.
+	n, err = e.d.Skip(e.ctx, e.db, dialects.RequeueFilter{IDs: []string{evs[2].ID, "00000000-0000-7000-8000-000000000000"}})
+	wantN(t, "Skip B", n, err, 1)
+	n, err = e.d.Skip(e.ctx, e.db, dialects.RequeueFilter{IDs: []string{evs[2].ID}})
+	wantN(t, "Skip B again", n, err, 0)
+	wantIDs(t, "B flows", e.readAll(time.Hour), evs[0], evs[1], evs[3])
+	if _, st, _ := e.row(r[2].Seq); st != dialects.StateDead {
+		t.Fatalf("skipped row state %d, want dead", st)
+	}
+	n, err = e.d.Skip(e.ctx, e.db, dialects.RequeueFilter{AggregateType: "agg", AggregateID: "E"})
+	wantN(t, "Skip aggregate E", n, err, 1)
+	n, err = e.d.Skip(e.ctx, e.db, dialects.RequeueFilter{AggregateType: "other", AggregateID: "C"})
+	wantN(t, "Skip aggregate of another type", n, err, 0)
+	n, err = e.d.Skip(e.ctx, e.db, dialects.RequeueFilter{All: true})
+	wantN(t, "Skip all (C and D)", n, err, 2)
+	wantIDs(t, "all flow", e.readAll(time.Hour), evs[0], evs[1], evs[3], evs[7])
+	if st := e.stats(); st.Dead != 4 || st.Pending != 4 {
+		t.Fatalf("stats %+v, want 4 dead 4 pending", st)
+	}
+	for _, f := range invalidFilters(evs[0].ID) {
+		if _, err := e.d.Skip(e.ctx, e.db, f); !errors.Is(err, dialects.ErrInvalidRequeueFilter) {
+			t.Fatalf("Skip(%+v): err %v, want ErrInvalidRequeueFilter", f, err)
+		}
+	}
+}
+
+func invalidFilters(id string) []dialects.RequeueFilter {
+	return []dialects.RequeueFilter{
+		{},
+		{IDs: []string{id}, All: true},
+		{AggregateType: "agg", AggregateID: "a", All: true},
+		{IDs: []string{id}, AggregateType: "agg", AggregateID: "a"},
+		{AggregateType: "agg"},
+		{AggregateID: "a"},
+	}
 }
 
 func testRequeue(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
+	s := e.own("r")
 	evs := e.events("a", "b", "c", "d")
 	evs[1].AggregateType = "other"
+	evs[1].Partition = dialects.PartitionOf("other", "b", e.parts)
 	e.insert(evs...)
-	r := e.claim("x", 10, 0)
+	r := e.readAll(0)
 	var fs []dialects.Failure
 	for _, rec := range r {
-		fs = append(fs, dialects.Failure{Seq: rec.Seq, Error: "dead " + rec.AggregateID, NextAttemptAt: e.at(time.Hour), Dead: true})
+		fs = append(fs, e.failure(rec, "dead "+rec.AggregateID, time.Hour, true, true))
 	}
-	if err := e.d.Fail(e.ctx, e.db, "x", fs); err != nil {
-		t.Fatalf("Fail: %v", err)
-	}
+	e.fail(s.Token(), fs...)
 
-	for _, f := range []dialects.RequeueFilter{
-		{},
-		{IDs: []string{evs[0].ID}, All: true},
-		{AggregateType: "agg", AggregateID: "a", All: true},
-		{IDs: []string{evs[0].ID}, AggregateType: "agg", AggregateID: "a"},
-		{AggregateType: "agg"},
-		{AggregateID: "a"},
-	} {
-		if _, err := e.d.Requeue(e.ctx, e.db, f, e.at(0)); err == nil || !errors.Is(err, sqlkit.ErrInvalidFilter) {
-			t.Fatalf("Requeue(%+v): err %v, want invalid filter", f, err)
+	for _, f := range invalidFilters(evs[0].ID) {
+		if _, err := e.d.Requeue(e.ctx, e.db, f, e.at(0)); !errors.Is(err, dialects.ErrInvalidRequeueFilter) {
+			t.Fatalf("Requeue(%+v): err %v, want ErrInvalidRequeueFilter", f, err)
 		}
+	}
+	if st := e.stats(); st.Dead != 4 {
+		t.Fatalf("invalid filters changed rows: %+v", st)
 	}
 
 	now := 2 * time.Hour
@@ -152,7 +161,7 @@ func testRequeue(t *testing.T, tgt Target) {
 	wantN(t, "Requeue aggregate", n, err, 1)
 	n, err = e.d.Requeue(e.ctx, e.db, dialects.RequeueFilter{AggregateType: "agg", AggregateID: "b"}, e.at(now))
 	wantN(t, "Requeue aggregate of other type", n, err, 0)
-	got := e.claim("y", 10, now)
+	got := e.readAll(now)
 	wantAggs(t, "requeued", got, "a", "b")
 	for _, rec := range got {
 		if rec.Attempts != 0 {
@@ -166,16 +175,24 @@ func testRequeue(t *testing.T, tgt Target) {
 	wantN(t, "Requeue all", n, err, 2)
 	n, err = e.d.Requeue(e.ctx, e.db, dialects.RequeueFilter{All: true}, e.at(now))
 	wantN(t, "Requeue all again", n, err, 0)
-	wantAggs(t, "requeued all", e.claim("z", 10, now), "c", "d")
+	wantAggs(t, "requeued all", e.readAll(now), "a", "b", "c", "d")
+	// A requeued row that fails again is retried like any other.
+	got = e.readAll(now)
+	e.fail(s.Token(), e.failure(got[0], "again", now+time.Minute, false, true))
+	if att, st, _ := e.row(got[0].Seq); att != 1 || st != dialects.StatePending {
+		t.Fatalf("requeued row after a failure: attempts %d state %d", att, st)
+	}
 }
 
 func testCleanup(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
+	s := e.own("r")
 	e.insert(e.events("a", "b", "c", "d", "e", "pending")...)
-	r := e.claim("x", 5, 0)
+	r := e.read(e.all(), 0, 5, 0)
 	for i, rec := range r {
-		n, err := e.d.MarkPublished(e.ctx, e.db, "x", []int64{rec.Seq}, e.at(time.Duration(i+1)*time.Minute))
-		wantN(t, "MarkPublished", n, err, 1)
+		if n := e.mark(s.Token(), []int64{rec.Seq}, time.Duration(i+1)*time.Minute); n != 1 {
+			t.Fatalf("Mark: %d", n)
+		}
 	}
 	n, err := e.d.Cleanup(e.ctx, e.db, e.at(10*time.Minute), 0)
 	wantN(t, "Cleanup limit 0", n, err, 0)

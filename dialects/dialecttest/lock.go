@@ -28,9 +28,12 @@ func testTryLock(t *testing.T, tgt Target) {
 	try("cleanup", "a", 100*time.Second, false) // a lost it
 	try("cleanup", "b", 100*time.Second, true)  // b keeps renewing
 	try("other", "b", 0, true)                  // same owner, same until
-	// Claims still work with the lock table in use.
+	// Sessions and reads still work with the lock table in use.
+	s := e.own("r")
 	e.insert(e.events("x")...)
-	wantAggs(t, "claim", e.claim("o", 1, 0), "x")
+	if n := e.mark(s.Token(), seqs(e.readAll(0)), 0); n != 1 {
+		t.Fatalf("Mark: %d", n)
+	}
 }
 
 func testStats(t *testing.T, tgt Target) {
@@ -38,6 +41,7 @@ func testStats(t *testing.T, tgt Target) {
 	if s := e.stats(); s != (dialects.Stats{}) {
 		t.Fatalf("empty table stats: %+v", s)
 	}
+	s := e.own("r")
 	evs := e.events("a", "b", "c", "d", "e")
 	for i := range evs {
 		evs[i].CreatedAt = e.at(time.Duration(i) * time.Second)
@@ -45,21 +49,21 @@ func testStats(t *testing.T, tgt Target) {
 	// The oldest pending row need not be the first by seq.
 	evs[4].CreatedAt = e.at(-time.Hour + time.Microsecond)
 	e.insert(evs...)
-	r := e.claim("x", 2, 10*time.Second)
-	wantAggs(t, "claim", r, "a", "b")
-	n, err := e.d.MarkPublished(e.ctx, e.db, "x", seqs(r[:1]), e.at(0))
-	wantN(t, "publish", n, err, 1)
-	if err := e.d.Fail(e.ctx, e.db, "x", []dialects.Failure{{Seq: r[1].Seq, Error: "x", NextAttemptAt: e.at(0), Dead: true}}); err != nil {
-		t.Fatal(err)
+	r := e.read(e.all(), 0, 2, 10*time.Second)
+	wantAggs(t, "read", r, "a", "b")
+	if n := e.mark(s.Token(), seqs(r[:1]), 0); n != 1 {
+		t.Fatalf("Mark: %d", n)
 	}
-	s := e.stats()
+	e.fail(s.Token(), e.failure(r[1], "x", 0, true, true))
+	st := e.stats()
 	want := dialects.Stats{Pending: 3, Dead: 1, Published: 1, OldestPending: evs[4].CreatedAt}
-	if s.Pending != want.Pending || s.Dead != want.Dead || s.Published != want.Published || !s.OldestPending.Equal(want.OldestPending) {
-		t.Fatalf("stats %+v, want %+v", s, want)
+	if st.Pending != want.Pending || st.Dead != want.Dead || st.Published != want.Published || !st.OldestPending.Equal(want.OldestPending) {
+		t.Fatalf("stats %+v, want %+v", st, want)
 	}
-	// Leased rows still count as pending.
-	e.claim("y", 10, time.Minute)
-	if s := e.stats(); s.Pending != 3 {
-		t.Fatalf("pending with leases: %d", s.Pending)
+	// Rows backing off still count as pending.
+	c := e.read(e.all(), r[1].Seq, 1, 10*time.Second)
+	e.fail(s.Token(), e.failure(c[0], "x", time.Hour, false, true))
+	if st := e.stats(); st.Pending != 3 {
+		t.Fatalf("pending with a row backing off: %d", st.Pending)
 	}
 }

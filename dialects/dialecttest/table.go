@@ -29,20 +29,26 @@ func testWithTable(t *testing.T, tgt Target) {
 		t.Fatalf("second Migrate: %v", err)
 	}
 	e.insert(e.events("a", "a", "b")...)
-	r := e.claim("x", 10, 0)
-	wantAggs(t, "claim", r, "a", "a", "b")
-	n, err := d.MarkPublished(e.ctx, e.db, "x", seqs(r), e.at(0))
-	wantN(t, "MarkPublished", n, err, 3)
+	r := e.readAll(0)
+	wantAggs(t, "read", r, "a", "a", "b")
+	s := e.own("x")
+	wantN(t, "Mark", e.mark(s.Token(), seqs(r[:2]), 0), nil, 2)
+	e.fail(s.Token(), e.failure(r[2], "x", 0, true, true))
 	ok, err := d.TryLock(e.ctx, e.db, "cleanup", "x", e.at(0), e.at(time.Minute))
 	if err != nil || !ok {
 		t.Fatalf("TryLock: %v %v", ok, err)
 	}
-	n, err = d.Cleanup(e.ctx, e.db, e.at(time.Minute), 10)
-	wantN(t, "Cleanup", n, err, 3)
+	n, err := d.Cleanup(e.ctx, e.db, e.at(time.Minute), 10)
+	wantN(t, "Cleanup", n, err, 2)
+	n, err = d.Requeue(e.ctx, e.db, dialects.RequeueFilter{All: true}, e.at(0))
+	wantN(t, "Requeue", n, err, 1)
 	// The default table was never created next to the custom one.
 	def, err := tgt.New()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := def.Partitions(e.ctx, e.db); !errors.Is(err, dialects.ErrSchemaVersion) {
+		t.Fatalf("Partitions of the default table next to %q: %v, want ErrSchemaVersion", name, err)
 	}
 	if _, err := def.Stats(e.ctx, e.db); err == nil {
 		t.Fatalf("default table %q exists in a database migrated for %q", def.Table(), name)

@@ -1,22 +1,11 @@
 package postgres_test
 
 import (
-	"database/sql"
 	"testing"
 
-	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/dialecttest"
-	"github.com/jitoutbox/jitoutbox/dialects/postgres"
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
 )
 
 func TestInspect(t *testing.T) {
-	dialecttest.ExerciseInspect(t, dialecttest.Target{
-		Open: func(t testing.TB) *sql.DB {
-			db, _ := testdb.Postgres(t, "postgres")
-			return db
-		},
-		New:       func() (dialects.Dialect, error) { return postgres.New() },
-		WithTable: func(name string) (dialects.Dialect, error) { return postgres.New(postgres.WithTable(name)) },
-	})
+	dialecttest.ExerciseInspect(t, target("postgres"))
 }

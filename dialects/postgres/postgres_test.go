@@ -1,15 +1,24 @@
 package postgres_test
 
 import (
+	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
 	"testing"
+	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx" driver
+	_ "github.com/lib/pq"              // "postgres" driver
 	"go.uber.org/goleak"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/dialecttest"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -17,14 +26,119 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestConformance(t *testing.T) {
 	for _, driver := range []struct{ name, driver string }{{"libpq", "postgres"}, {"pgx", "pgx"}} {
 		t.Run(driver.name, func(t *testing.T) {
-			dialecttest.Exercise(t, dialecttest.Target{
-				Open: func(t testing.TB) *sql.DB {
-					db, _ := testdb.Postgres(t, driver.driver)
-					return db
-				},
-				New:       func() (dialects.Dialect, error) { return postgres.New() },
-				WithTable: func(name string) (dialects.Dialect, error) { return postgres.New(postgres.WithTable(name)) },
-			})
+			dialecttest.Exercise(t, target(driver.driver))
 		})
 	}
+}
+
+func target(driver string) dialecttest.Target {
+	return dialecttest.Target{
+		Open:           func(t testing.TB) *sql.DB { return openPostgres(t, driver) },
+		New:            func() (dialects.Dialect, error) { return postgres.New() },
+		WithTable:      func(name string) (dialects.Dialect, error) { return postgres.New(postgres.WithTable(name)) },
+		WithPartitions: func(n int) (dialects.Dialect, error) { return postgres.New(postgres.WithPartitions(n)) },
+		Legacy:         createLegacy,
+		KillSession:    killSession,
+	}
+}
+
+// createLegacy creates d's table as migration 001 made it (the schema
+// before partitions, with no migrations table) and writes rows into it.
+func createLegacy(t testing.TB, db *sql.DB, d dialects.Dialect, rows []dialecttest.LegacyRow) {
+	t.Helper()
+	b, err := os.ReadFile("sql/migrations/001_outbox.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range sqlkit.SplitStatements(sqlkit.Render(string(b), d.Table())) {
+		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
+			t.Fatalf("version 1 schema: %v\n%s", err, stmt)
+		}
+	}
+	q := "INSERT INTO " + d.Table() + ` (id, aggregate_type, aggregate_id, event_type, payload, content_type,
+		created_at, state, attempts, next_attempt_at, last_error, published_at)
+		VALUES ($1::text::uuid, $2, $3, $4, $5, 'text/plain', $6, $7, $8, $9, $10, $11)`
+	for _, r := range rows {
+		var lastErr, published any
+		if r.LastError != "" {
+			lastErr = r.LastError
+		}
+		if !r.PublishedAt.IsZero() {
+			published = r.PublishedAt
+		}
+		if _, err := db.ExecContext(t.Context(), q, r.ID, r.AggregateType, r.AggregateID, r.AggregateType+".happened",
+			[]byte("p"), r.CreatedAt, int(r.State), r.Attempts, r.NextAttemptAt, lastErr, published); err != nil {
+			t.Fatalf("version 1 row: %v", err)
+		}
+	}
+}
+
+// killSession terminates the backend of s's connection: the one holding
+// its member lock (namespace LockNamespace ^ 0x40000000, its relays row
+// id) in the default table.
+func killSession(t testing.TB, db *sql.DB, s dialects.Session) {
+	t.Helper()
+	member := sqlkit.LockNamespace(dialects.DefaultTable) ^ 0x40000000
+	var killed bool
+	err := db.QueryRowContext(t.Context(), `
+		SELECT pg_terminate_backend(l.pid)
+		FROM pg_locks l JOIN `+dialects.DefaultTable+`_relays r ON l.objid = (r.id % 2147483647)::int::oid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+		  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND l.classid = $1::int::oid AND r.token = $2`, member, s.Token()).Scan(&killed)
+	if err != nil || !killed {
+		t.Fatalf("terminate the session's backend: %v (killed %v)", err, killed)
+	}
+}
+
+// openPostgres opens a *sql.DB on a fresh schema (dropped on cleanup) with
+// driver, from JITOUTBOX_POSTGRES_DSN; unset skips. It does what
+// internal/testdb.Postgres does, which cannot be imported while the mysql
+// and sqlite dialects are being ported to the partition contract.
+func openPostgres(t testing.TB, driver string) *sql.DB {
+	t.Helper()
+	base := os.Getenv("JITOUTBOX_POSTGRES_DSN")
+	if base == "" {
+		t.Skip("JITOUTBOX_POSTGRES_DSN not set: skipping PostgreSQL suite")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	admin, err := sql.Open(driver, base)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	defer admin.Close()
+	var rb [6]byte
+	_, _ = rand.Read(rb[:])
+	schema := "jit_" + hex.EncodeToString(rb[:])
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("JITOUTBOX_POSTGRES_DSN is set but PostgreSQL is unusable: create schema: %v", err)
+	}
+	dsn := base + " search_path=" + schema
+	if strings.HasPrefix(base, "postgres://") || strings.HasPrefix(base, "postgresql://") {
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatalf("parse JITOUTBOX_POSTGRES_DSN: %v", err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		admin, err := sql.Open(driver, base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		_, _ = admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+	})
+	return db
 }
