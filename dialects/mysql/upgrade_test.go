@@ -3,40 +3,22 @@ package mysql_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
 )
-
-// schema001 is the schema as it landed before partitions.
-func schema001(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("sql/migrations/001_outbox.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	for line := range strings.Lines(string(b)) {
-		if !strings.HasPrefix(strings.TrimSpace(line), "--") {
-			out.WriteString(line)
-		}
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(out.String(), "{{table}}", "outbox"), "{{name}}", "outbox")
-}
 
 // TestUpgradeFrom001 writes pending, retrying, dead and published rows the
 // way the previous version did (with leases), migrates, and checks that
 // nothing is lost, partitions are set, the retrying row blocks its
 // aggregate and the lease columns are gone.
 func TestUpgradeFrom001(t *testing.T) {
-	db, _ := testdb.MySQL(t)
+	db, _ := openMySQL(t, true)
 	ctx := context.Background()
-	for _, stmt := range strings.Split(schema001(t), ";\n") {
+	for _, stmt := range strings.Split(schema001(t, "outbox"), ";\n") {
 		if strings.TrimSpace(stmt) == "" {
 			continue
 		}
@@ -167,7 +149,7 @@ func TestUpgradeFrom001(t *testing.T) {
 // time, as after a crash mid-migration (MySQL DDL commits at once): every
 // statement must be idempotent.
 func TestMigrateRerunsCutShort002(t *testing.T) {
-	db, _ := testdb.MySQL(t)
+	db, _ := openMySQL(t, true)
 	ctx := context.Background()
 	d, err := mysql.New(mysql.WithPartitions(8))
 	if err != nil {
