@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -20,34 +21,8 @@ import (
 // (An internal test: it explains the dialect's own statement. It opens
 // its database itself, as internal/testdb imports this package.)
 func TestReadPlan(t *testing.T) {
-	dsn := os.Getenv("JITOUTBOX_MYSQL_DSN")
-	if dsn == "" {
-		t.Skip("JITOUTBOX_MYSQL_DSN not set: skipping MySQL/MariaDB suite")
-	}
-	cfg, err := driver.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ParseTime, cfg.Loc = true, time.UTC
+	db := openInternal(t)
 	ctx := context.Background()
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	name := "jit_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	defer admin.ExecContext(context.Background(), "DROP DATABASE "+name) //nolint:errcheck // best effort
-	cfg.DBName = name
-	db, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	d, err := New()
 	if err != nil {
 		t.Fatal(err)
@@ -128,4 +103,83 @@ func scanMap(rows *sql.Rows) (map[string]string, error) {
 		m[c] = vals[i].String
 	}
 	return m, nil
+}
+
+// openInternal opens a fresh database for the package's internal tests
+// from JITOUTBOX_MYSQL_DSN (unset skips), dropped on cleanup.
+func openInternal(t *testing.T) *sql.DB {
+	t.Helper()
+	dsn := os.Getenv("JITOUTBOX_MYSQL_DSN")
+	if dsn == "" {
+		t.Skip("JITOUTBOX_MYSQL_DSN not set: skipping MySQL/MariaDB suite")
+	}
+	cfg, err := driver.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	ctx := context.Background()
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "jit_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = name
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name)
+		admin.Close()
+	})
+	return db
+}
+
+// TestInsertHandoffPaths runs the hand-over on both paths, whatever the
+// server: INSERT ... RETURNING (MariaDB) and INSERT then SELECT by id
+// (MySQL 8, and any server not yet identified).
+func TestInsertHandoffPaths(t *testing.T) {
+	db := openInternal(t)
+	ctx := context.Background()
+	d, err := New(WithPartitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	for i, server := range []int32{serverMariaDB, serverMySQL} {
+		if server == serverMariaDB && d.server.Load() != serverMariaDB {
+			continue // a MySQL server: RETURNING is not there
+		}
+		d.server.Store(server)
+		ev := func(n int, agg string) dialects.Event {
+			return dialects.Event{ID: fmt.Sprintf("00000000-0000-7000-8000-%012d", 10*i+n), AggregateType: "o", AggregateID: agg,
+				EventType: "e", CreatedAt: time.Now(), Partition: dialects.PartitionOf("o", agg, 4)}
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := fmt.Sprint("a", i), fmt.Sprint("b", i)
+		recs, err := d.InsertHandoff(ctx, tx, []dialects.Event{ev(1, a), ev(2, a), ev(3, b)})
+		if err != nil || len(recs) != 3 || recs[0].Seq >= recs[1].Seq || recs[2].AggregateID != b {
+			t.Fatalf("server %d: first hand-over = %+v, %v", server, recs, err)
+		}
+		// a now has pending rows: its next event is left to the read.
+		recs, err = d.InsertHandoff(ctx, tx, []dialects.Event{ev(4, a)})
+		if err != nil || len(recs) != 0 {
+			t.Fatalf("server %d: hand-over behind a pending row = %+v, %v", server, recs, err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
