@@ -49,6 +49,13 @@ func testFencing(t *testing.T, tgt Target) {
 	if att, st, _ := e.row(r[0].Seq); att != 0 || st != dialects.StatePending {
 		t.Fatalf("old owner's Fail after takeover: attempts %d state %d", att, st)
 	}
+	// The fence is the row's partition, not the one the failure names.
+	lie := e.failure(r[0], "stale", time.Hour, true, true)
+	lie.Partition = 1
+	e.fail(a.Token(), lie)
+	if att, st, _ := e.row(r[0].Seq); att != 0 || st != dialects.StatePending {
+		t.Fatalf("old owner's Fail naming a partition it owns: attempts %d state %d", att, st)
+	}
 	wantIDs(t, "partition 0 after takeover", e.read([]int{0}, 0, 10, 0), evs[0], evs[2])
 	if n := e.mark(b.Token(), []int64{r[0].Seq, r[2].Seq}, 0); n != 2 {
 		t.Fatalf("new owner's Mark: %d rows, want 2", n)

@@ -53,16 +53,6 @@ func testFailAndDead(t *testing.T, tgt Target) {
 	if att, st, le := e.row(r[0].Seq); att != 2 || st != dialects.StateDead || le.String != "fatal" {
 		t.Fatalf("Fail of a dead row changed it: attempts %d state %d error %q", att, st, le.String)
 	}
-	// Several failures of one aggregate in one call: the block is on the
-	// earliest.
-	evs := e.events("m", "m", "m")
-	e.insert(evs...)
-	m := e.read(e.all(), r[1].Seq, 10, time.Minute)
-	wantIDs(t, "m", m, evs...)
-	e.fail(tok, e.failure(m[1], "second", time.Hour, false, true), e.failure(m[0], "first", time.Minute, false, true))
-	if got := e.readAll(time.Minute); containsID(got, evs[1].ID) || containsID(got, evs[2].ID) || !containsID(got, evs[0].ID) {
-		t.Fatalf("two failures of one aggregate: read at the first's retry %q", ids(got))
-	}
 }
 
 // testDeadBlockRequeueSkip: a dead row with a block holds the later rows

@@ -2,7 +2,7 @@ package dialecttest
 
 import (
 	"errors"
-		"strings"
+	"strings"
 	"sync"
 	"testing"
 	"time"

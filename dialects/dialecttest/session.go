@@ -80,6 +80,15 @@ func testSessionTakeRelease(t *testing.T, tgt Target) {
 		t.Fatalf("Release: %v", err)
 	}
 	wantParts(t, "b takes 0 after a took it twice and released it once", e.take(b, []int{0}, 0), 0)
+	// A partition named twice in one Take is taken once.
+	wantParts(t, "a takes 5 twice over", e.take(a, []int{5, 5}, 0), 5)
+	if err := a.Release(e.ctx, []int{5}); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	wantParts(t, "b takes 5 after one Release", e.take(b, []int{5}, 0), 5)
+	if err := b.Release(e.ctx, []int{5}); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
 
 	// Close frees every partition of the session.
 	if err := a.Close(); err != nil {

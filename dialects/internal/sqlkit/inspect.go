@@ -163,13 +163,13 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 // rowScan holds one row in inspect scan order; every column is nullable so
 // that the LEFT JOIN of inspect_blockers.sql scans too.
 type rowScan struct {
-	seq, attempts, state                            sql.NullInt64
-	id, aggType, aggID, eventType, contentType      sql.NullString
-	headers, idem, payloadJSON, lastError           sql.NullString
-	part                                            sql.NullInt64
-	payload                                         []byte
-	critical                                        sql.NullBool
-	created, nextAttempt, publishedAt               NullTime
+	seq, attempts, state                       sql.NullInt64
+	id, aggType, aggID, eventType, contentType sql.NullString
+	headers, idem, payloadJSON, lastError      sql.NullString
+	part                                       sql.NullInt64
+	payload                                    []byte
+	critical                                   sql.NullBool
+	created, nextAttempt, publishedAt          NullTime
 }
 
 func (s *rowScan) dest() []any {

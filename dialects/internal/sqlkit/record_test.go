@@ -23,14 +23,14 @@ func TestScanRecordsRowsDoNotShareValues(t *testing.T) {
 	defer db.Close()
 	at := time.Date(2026, 11, 22, 10, 0, 0, 123000, time.UTC)
 	cols := []string{"seq", "id", "aggregate_type", "aggregate_id", "event_type", "payload", "content_type",
-		"headers", "idempotency_key", "critical", "created_at", "attempts", "payload_json"}
+		"headers", "idempotency_key", "critical", "created_at", "attempts", "part", "payload_json"}
 	mock.ExpectQuery("SELECT").WillReturnRows(sqlmock.NewRows(cols).
 		AddRow(int64(7), "id-7", "order", "o-1", "placed", nil, "application/json",
-			`{"k":"v"}`, "idem-7", true, at, int64(2), `{"n":7}`).
+			`{"k":"v"}`, "idem-7", true, at, int64(2), int64(5), `{"n":7}`).
 		AddRow(int64(3), "id-3", "order", "o-2", "paid", []byte("raw"), "text/plain",
-			nil, nil, false, at, int64(0), nil).
+			nil, nil, false, at, int64(0), int64(0), nil).
 		AddRow(int64(9), "id-9", "order", "o-1", "shipped", nil, "application/json",
-			nil, nil, false, nil, int64(0), `{"n":9}`))
+			nil, nil, false, nil, int64(0), int64(5), `{"n":9}`))
 	rows, err := db.QueryContext(context.Background(), "SELECT claim")
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +44,9 @@ func TestScanRecordsRowsDoNotShareValues(t *testing.T) {
 			Payload: []byte("raw"), ContentType: "text/plain", CreatedAt: at}},
 		{Seq: 7, Attempts: 2, Event: dialects.Event{ID: "id-7", AggregateType: "order", AggregateID: "o-1", EventType: "placed",
 			Payload: []byte(`{"n":7}`), ContentType: "application/json", Headers: map[string]string{"k": "v"},
-			IdempotencyKey: "idem-7", Critical: true, CreatedAt: at}},
+			IdempotencyKey: "idem-7", Critical: true, CreatedAt: at, Partition: 5}},
 		{Seq: 9, Event: dialects.Event{ID: "id-9", AggregateType: "order", AggregateID: "o-1", EventType: "shipped",
-			Payload: []byte(`{"n":9}`), ContentType: "application/json"}},
+			Payload: []byte(`{"n":9}`), ContentType: "application/json", Partition: 5}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("ScanRecords:\n got  %+v\n want %+v", got, want)
