@@ -106,7 +106,7 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 			state = dialects.StateDead
 		}
 		next := sqlkit.UTC(f.NextAttemptAt)
-		n, err := affected("fail")(tx.ExecContext(ctx, d.fail, sqlkit.TruncateError(f.Error), next, int(state), f.Seq, token))
+		n, err := affected("fail")(tx.ExecContext(ctx, d.fail, sqlkit.TruncateError(f.Error), next, int(state), f.Seq, f.Partition, token))
 		if err != nil {
 			return fmt.Errorf("jitoutbox/mysql: fail seq %d: %w", f.Seq, err)
 		}
