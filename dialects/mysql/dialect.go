@@ -4,16 +4,16 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"errors"
 	"fmt"
+	"strconv"
 	"strings"
-	"time"
+	"sync/atomic"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
-//go:embed sql/*.sql
+//go:embed sql/*.sql sql/migrations/*.sql
 var sqlFiles embed.FS
 
 const (
@@ -22,22 +22,42 @@ const (
 	// maxList is the most seqs or ids expanded into one IN (...) list;
 	// larger batches are split.
 	maxList = 10000
+	// migrateWait is how long Migrate waits for another Migrate, in seconds.
+	migrateWait = 60
+)
+
+// Server kinds, learnt from VERSION() by Partitions (see Dialect.server).
+const (
+	serverUnknown int32 = iota
+	serverMariaDB       // INSERT ... RETURNING (MariaDB 10.5+)
+	serverMySQL         // no RETURNING
 )
 
 // Dialect is the MySQL / MariaDB implementation of dialects.Dialect. It is
 // safe for concurrent use.
 type Dialect struct {
-	table  string
-	schema string
-	insert *sqlkit.InsertBuilder
-	insp   *sqlkit.Inspector // the Inspector methods' statements
-	stmts  sqlkit.StmtCache  // the claim's fixed statements, prepared once
+	table      string
+	partitions int // configured; 0: the table's, whatever it is
+	schema     string
+	migrator   sqlkit.Migrator
+	insert     *sqlkit.InsertBuilder
+	handoff    *sqlkit.InsertBuilder // insert.sql, rows, insert_handoff_tail.sql (MariaDB)
+	insp       *sqlkit.Inspector     // the Inspector methods' statements
+	stmts      sqlkit.StmtCache      // the read, prepared: one round trip a call
+	sess       sessionSQL
 
-	claimProbe, claimLock, claimSelect, claimSelectIDs, claimSelectWindow, claimUpdate, claimRead string
-	claimWindowScan                                                                               string
-	markPublished, del, fail, release                                                             string
-	requeueIDs, requeueAggregate, requeueAll                                                      string
-	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                                           string
+	// server says whether the servers this dialect has seen are MariaDB
+	// (hand-over with INSERT ... RETURNING) or MySQL (INSERT, then SELECT
+	// by id). MySQL is sticky: its path is correct on both, so a dialect
+	// that ever saw MySQL never tries RETURNING again; unknown takes it too.
+	server atomic.Int32
+
+	database, migrateLock, migrateUnlock, partitionsQ, partitionsMeta   string
+	handoffBusy, handoffRead, read, mark, del, unblock, fail, failBlock string
+	requeueIDs, requeueAggregate, requeueAll                            string
+	skipIDs, skipAggregate, skipAll                                     string
+	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                 string
+	fillSelect, fillUpdate                                              string
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -51,36 +71,71 @@ func New(opts ...Option) (*Dialect, error) {
 			return nil, err
 		}
 	}
-	d := &Dialect{table: c.table}
+	d := &Dialect{table: c.table, partitions: c.partitions}
+	createParts := c.partitions
+	if createParts == 0 {
+		createParts = dialects.DefaultPartitions
+	}
+	render := func(src string) string {
+		return strings.ReplaceAll(sqlkit.Render(src, c.table), "{{partitions}}", strconv.Itoa(createParts))
+	}
 	load := func(name string) string {
 		b, err := sqlFiles.ReadFile("sql/" + name)
 		if err != nil {
 			panic("jitoutbox/mysql: missing embedded " + name) // build-time invariant
 		}
-		return sqlkit.Render(string(b), c.table)
+		return render(string(b))
 	}
-	d.schema = load("schema.sql")
+	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
+	if err != nil {
+		panic("jitoutbox/mysql: " + err.Error()) // build-time invariant
+	}
+	d.schema = sqlkit.SchemaText(migs)
+	d.migrator = sqlkit.Migrator{
+		Migrations:     migs,
+		CreateVersions: load("versions_create.sql"),
+		ReadVersions:   load("versions_read.sql"),
+		InsertVersion:  load("versions_insert.sql"),
+		LegacyExists:   load("legacy_exists.sql"),
+		Steps:          map[string]func(context.Context, dialects.Querier) error{"fill-partitions": d.fillPartitions},
+		Name:           "jitoutbox/mysql",
+	}
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
-	d.claimLock = load("claim_lock.sql")
-	d.claimProbe = load("claim_probe.sql")
-	d.claimSelect = load("claim_select.sql")
-	d.claimSelectIDs = load("claim_select_ids.sql")
-	d.claimSelectWindow = load("claim_select_window.sql")
-	d.claimUpdate = load("claim_update.sql")
-	d.claimRead = load("claim_read.sql")
-	d.claimWindowScan = load("claim_window_scan.sql")
-	d.markPublished = load("mark_published.sql")
+	d.handoff = d.insert.WithTail(load("insert_handoff_tail.sql"))
+	d.sess = sessionSQL{
+		open: load("session_open.sql"), lock: load("session_lock.sql"), gc: load("session_gc.sql"),
+		take: load("session_take.sql"), own: load("session_own.sql"), release: load("session_release.sql"),
+		unlock: load("session_unlock.sql"), check: load("session_check.sql"), view: load("session_view.sql"),
+		wait: load("session_wait.sql"), waitRelease: load("session_wait_release.sql"),
+		close: load("session_close.sql"), closeRelay: load("session_close_relay.sql"),
+		unlockAll: load("session_unlock_all.sql"),
+	}
+	d.database = load("database.sql")
+	d.migrateLock = load("migrate_lock.sql")
+	d.migrateUnlock = load("migrate_unlock.sql")
+	d.partitionsQ = load("partitions.sql")
+	d.partitionsMeta = load("partitions_meta.sql")
+	d.handoffBusy = load("insert_handoff_busy.sql")
+	d.handoffRead = load("insert_handoff_read.sql")
+	d.read = load("read.sql")
+	d.mark = load("mark.sql")
 	d.del = load("delete.sql")
+	d.unblock = load("unblock.sql")
 	d.fail = load("fail.sql")
-	d.release = load("release.sql")
+	d.failBlock = load("fail_block.sql")
 	d.requeueIDs = load("requeue_ids.sql")
 	d.requeueAggregate = load("requeue_aggregate.sql")
 	d.requeueAll = load("requeue_all.sql")
+	d.skipIDs = load("skip_ids.sql")
+	d.skipAggregate = load("skip_aggregate.sql")
+	d.skipAll = load("skip_all.sql")
 	d.cleanup = load("cleanup.sql")
 	d.tryLockEnsure = load("trylock_ensure.sql")
 	d.tryLock = load("trylock.sql")
 	d.tryLockRead = load("trylock_read.sql")
 	d.stats = load("stats.sql")
+	d.fillSelect = load("fill_select.sql")
+	d.fillUpdate = load("fill_update.sql")
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err
@@ -95,20 +150,127 @@ func (d *Dialect) Name() string { return "mysql" }
 // Table returns the outbox table name.
 func (d *Dialect) Table() string { return d.table }
 
-// Schema returns the DDL that Migrate applies, statements separated by ";\n".
+// Schema returns the DDL of every migration in order (Migrate applies the
+// missing ones), statements separated by ";\n". Run it on one connection:
+// migration 002 keeps conditional DDL in session variables. A new table
+// made from it gets the dialect's partition count. To upgrade a table that
+// has rows, use Migrate: migration 002 sets the partition of existing rows
+// in Go.
 func (d *Dialect) Schema() string { return d.schema }
 
 // MaxInsertRows is the most events one INSERT carries.
 func (d *Dialect) MaxInsertRows() int { return maxParams / d.insert.Columns() }
 
-// Migrate applies Schema statement by statement; it is idempotent.
-func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
-	for _, stmt := range sqlkit.SplitStatements(d.schema) {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("jitoutbox/mysql: migrate: %w", err)
+// lockPrefix returns the prefix of the GET_LOCK names of d's table in q's
+// database: "jitoutbox.<namespace>.". GET_LOCK names are server-wide, so
+// the namespace hashes the database name with an unqualified table name.
+func (d *Dialect) lockPrefix(ctx context.Context, q dialects.Querier) (string, error) {
+	name := d.table
+	if !strings.Contains(name, ".") {
+		var db string
+		if err := q.QueryRowContext(ctx, d.database).Scan(&db); err != nil {
+			return "", err
 		}
+		name = db + "." + name
+	}
+	return "jitoutbox." + strconv.Itoa(int(sqlkit.LockNamespace(name))) + ".", nil
+}
+
+// Migrate applies the missing migrations on one connection under a
+// GET_LOCK lock; it is idempotent and safe to run from several processes
+// at once. MySQL commits each DDL statement at once: a migration cut short
+// is not recorded and runs again from its start (its statements are
+// idempotent). A table made before versioned migrations counts as version 1.
+func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) (err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("jitoutbox/mysql: migrate: %w", err)
+	}
+	prefix, err := d.lockPrefix(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("jitoutbox/mysql: migrate: %w", err)
+	}
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, d.migrateLock, prefix+"migrate", migrateWait).Scan(&got); err != nil {
+		discard(conn) // the lock may have been granted before the error
+		return fmt.Errorf("jitoutbox/mysql: migrate: lock: %w", err)
+	}
+	if got.Int64 != 1 {
+		conn.Close()
+		return fmt.Errorf("jitoutbox/mysql: migrate: another Migrate held the lock for %d s", migrateWait)
+	}
+	defer func() {
+		var ok sql.NullInt64
+		if uerr := conn.QueryRowContext(context.WithoutCancel(ctx), d.migrateUnlock, prefix+"migrate").Scan(&ok); uerr != nil {
+			discard(conn)
+			return
+		}
+		conn.Close()
+	}()
+	if err := d.migrator.Run(ctx, conn); err != nil {
+		return err
+	}
+	if _, err := d.Partitions(ctx, conn); err != nil {
+		return err
 	}
 	return nil
+}
+
+// fillPartitions is migration 002's Go step: it sets the partition of the
+// pending and dead rows of a table made by an earlier version.
+func (d *Dialect) fillPartitions(ctx context.Context, q dialects.Querier) error {
+	var n int
+	if err := q.QueryRowContext(ctx, d.partitionsMeta).Scan(&n); err != nil {
+		return err
+	}
+	return sqlkit.FillPartitions(ctx, q, n, d.fillSelect, func(ctx context.Context, part int, seqs []int64) error {
+		_, err := q.ExecContext(ctx, expand(d.fillUpdate, "{{seqs}}", len(seqs)), seqArgs([]any{part}, seqs)...)
+		return err
+	})
+}
+
+// Partitions reads the table's partition count; see dialects.Dialect. It
+// also learns whether the server is MariaDB (see Dialect.server).
+func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, error) {
+	var n int
+	var v sql.NullInt64
+	var version string
+	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v, &version); err != nil {
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("jitoutbox/mysql: read partition count: %w", err)
+		}
+		return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
+	}
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		d.server.CompareAndSwap(serverUnknown, serverMariaDB)
+	} else {
+		d.server.Store(serverMySQL)
+	}
+	if latest := d.migrator.Latest(); int(v.Int64) < latest {
+		return 0, fmt.Errorf("%w: table %s is at version %d, this version needs %d", dialects.ErrSchemaVersion, d.table, v.Int64, latest)
+	}
+	if d.partitions != 0 && d.partitions != n {
+		return 0, fmt.Errorf("%w: table %s has %d partitions, the dialect was given %d (WithPartitions)",
+			dialects.ErrPartitionMismatch, d.table, n, d.partitions)
+	}
+	return n, nil
+}
+
+// insertArgs returns the bind arguments of events' rows (insert_row.sql).
+func insertArgs(events []dialects.Event, cols int) ([]any, error) {
+	args := make([]any, 0, len(events)*cols)
+	for i := range events {
+		e := &events[i]
+		h, err := sqlkit.EncodeHeaders(e.Headers)
+		if err != nil {
+			return nil, err
+		}
+		created := sqlkit.UTC(e.CreatedAt)
+		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, sqlkit.Payload(e.Payload),
+			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created, e.Partition)
+	}
+	return args, nil
 }
 
 // Insert writes events with as few multi-row INSERTs as the parameter limit
@@ -117,16 +279,9 @@ func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialec
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
-		args := make([]any, 0, n*d.insert.Columns())
-		for i := range events[:n] {
-			e := &events[i]
-			h, err := sqlkit.EncodeHeaders(e.Headers)
-			if err != nil {
-				return err
-			}
-			created := sqlkit.UTC(e.CreatedAt)
-			args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, sqlkit.Payload(e.Payload),
-				e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created)
+		args, err := insertArgs(events[:n], d.insert.Columns())
+		if err != nil {
+			return err
 		}
 		if _, err := q.ExecContext(ctx, d.insert.SQL(n), args...); err != nil {
 			return fmt.Errorf("jitoutbox/mysql: insert %d events: %w", n, err)
@@ -136,401 +291,146 @@ func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialec
 	return nil
 }
 
-// scanWindow is the first attempt of a scan claim, in batches: the hold-back
-// rule is applied to the first scanWindow*Limit pending rows
-// (claim_window_scan.sql).
-const scanWindow = 2
-
-// claimByWindow is the scan claim's first attempt, in tx after the claim
-// lock: it reads the keys of the first scanWindow*req.Limit pending rows,
-// picks in one pass the rows the hold-back rule lets through, leases them
-// and reads them back. done is false when it found nothing to claim in a
-// full window (claimable rows may lie beyond it): the caller then runs the
-// full claim. With nothing pending past the window, an empty claim is done.
-func (d *Dialect) claimByWindow(ctx context.Context, db *sql.DB, tx *sql.Tx, req dialects.ClaimRequest, now, until time.Time) (recs []dialects.Record, done bool, err error) {
-	window := scanWindow * req.Limit
-	sel, err := d.stmts.Stmt(ctx, db, d.claimWindowScan)
-	if err != nil {
-		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: prepare: %w", err)
-	}
-	rows, err := tx.StmtContext(ctx, sel).QueryContext(ctx, now, now, window)
-	if err != nil {
-		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: window: %w", err)
-	}
-	seqs, seen, err := pickClaimable(rows, req.Limit)
-	if err != nil {
-		return nil, false, fmt.Errorf("jitoutbox/mysql: claim: window: %w", err)
-	}
-	if len(seqs) == 0 {
-		return nil, seen < window, nil
-	}
-	if _, err := d.lease(ctx, tx, req.Owner, seqs, now, until); err != nil {
-		return nil, false, err
-	}
-	if recs, err = d.readLeased(ctx, tx, req.Owner, seqs, until); err != nil {
-		return nil, false, err
-	}
-	return recs, true, nil
+// aggKey is an aggregate within its partition.
+type aggKey struct {
+	part    int
+	typ, id string
 }
 
-// lease leases to owner, until `until`, those of the rows seqs that are
-// still claimable at now (claim_update.sql) and returns how many it leased.
-func (d *Dialect) lease(ctx context.Context, tx *sql.Tx, owner string, seqs []int64, now, until time.Time) (int64, error) {
-	args := make([]any, 0, len(seqs)+3)
-	args = append(args, owner, until)
-	for _, s := range seqs {
-		args = append(args, s)
+// InsertHandoff writes events with one INSERT and returns, as records in
+// Seq order, those whose aggregate had no pending row and no block visible
+// to the transaction before it (insert_handoff_busy.sql, read first).
+// MariaDB returns the seqs with INSERT ... RETURNING; on MySQL 8 they are
+// read by id after the INSERT, in the same transaction. Events that do not
+// fit in one statement are written by Insert and none is returned.
+func (d *Dialect) InsertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
+	n := len(events)
+	if n == 0 {
+		return nil, nil
 	}
-	args = append(args, now)
-	res, err := tx.ExecContext(ctx, expand(d.claimUpdate, "{{seqs}}", len(seqs)), args...)
+	if n > d.MaxInsertRows() {
+		return nil, d.Insert(ctx, q, events)
+	}
+	free, err := d.freeEvents(ctx, q, events)
 	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
+		return nil, err
 	}
-	n, err := res.RowsAffected()
+	if len(free) == 0 {
+		return nil, d.Insert(ctx, q, events)
+	}
+	args, err := insertArgs(events, d.insert.Columns())
 	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/mysql: claim: lease: %w", err)
+		return nil, err
 	}
-	return n, nil
-}
-
-// readLeased reads back those of the rows seqs that carry the lease this
-// claim just wrote (claim_read.sql), in Seq order.
-func (d *Dialect) readLeased(ctx context.Context, tx *sql.Tx, owner string, seqs []int64, until time.Time) ([]dialects.Record, error) {
-	args := make([]any, 0, len(seqs)+2)
-	for _, s := range seqs {
-		args = append(args, s)
+	var rows *sql.Rows
+	if d.server.Load() == serverMariaDB {
+		rows, err = q.QueryContext(ctx, d.handoff.SQL(n), args...)
+	} else {
+		if _, err = q.ExecContext(ctx, d.insert.SQL(n), args...); err == nil {
+			ids := make([]any, len(free))
+			for i := range free {
+				ids[i] = free[i].ID
+			}
+			rows, err = q.QueryContext(ctx, expand(d.handoffRead, "{{ids}}", len(ids)), ids...)
+		}
 	}
-	args = append(args, owner, until)
-	rows, err := tx.QueryContext(ctx, expand(d.claimRead, "{{seqs}}", len(seqs)), args...)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: read: %w", err)
+		return nil, fmt.Errorf("jitoutbox/mysql: insert %d events: %w", n, err)
 	}
-	recs, err := sqlkit.ScanRecords(rows, false, len(seqs))
+	recs, err := sqlkit.HandoffRecords(rows, free)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: %w", err)
+		return nil, fmt.Errorf("jitoutbox/mysql: insert %d events: %w", n, err)
 	}
 	return recs, nil
 }
 
-// pickClaimable reads (seq, aggregate_type, aggregate_id, busy) rows in seq
-// order and returns the seqs of up to limit claimable ones, and how many
-// rows it read (all of them when it found fewer than limit): a row is
-// claimable unless it is busy (leased or not yet due) or an earlier row of
-// its aggregate was. It closes rows.
-func pickClaimable(rows *sql.Rows, limit int) (seqs []int64, seen int, err error) {
-	defer rows.Close()
-	// Aggregates held back, keyed by type NUL id. Type and id are scanned
-	// as RawBytes and looked up through a reused buffer: no allocation per
-	// row, only per held-back aggregate.
-	held := make(map[string]struct{})
-	var (
-		seq     int64
-		typ, id sql.RawBytes
-		busy    bool
-		key     []byte
-		dest    = []any{&seq, &typ, &id, &busy}
-	)
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, 0, err
-		}
-		seen++
-		key = append(append(append(key[:0], typ...), 0), id...)
-		if _, ok := held[string(key)]; ok {
-			continue
-		}
-		if busy {
-			held[string(key)] = struct{}{}
-			continue
-		}
-		seqs = append(seqs, seq)
-		if len(seqs) == limit {
-			break
+// freeEvents returns the events whose aggregate has no pending row and no
+// block visible to q (insert_handoff_busy.sql).
+func (d *Dialect) freeEvents(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Event, error) {
+	seen := make(map[aggKey]bool, len(events))
+	var keys []any
+	for i := range events {
+		k := aggKey{events[i].Partition, events[i].AggregateType, events[i].AggregateID}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k.part, k.typ, k.id)
 		}
 	}
-	return seqs, seen, rows.Err()
+	k := len(keys) / 3
+	query := strings.ReplaceAll(d.handoffBusy, "{{aggs}}", strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", k), ", "))
+	rows, err := q.QueryContext(ctx, query, append(keys, keys...)...)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: insert: look for pending rows: %w", err)
+	}
+	defer rows.Close()
+	busy := make(map[aggKey]bool)
+	for rows.Next() {
+		var b aggKey
+		if err := rows.Scan(&b.part, &b.typ, &b.id); err != nil {
+			return nil, fmt.Errorf("jitoutbox/mysql: insert: look for pending rows: %w", err)
+		}
+		busy[b] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: insert: look for pending rows: %w", err)
+	}
+	var free []dialects.Event
+	for i := range events {
+		if !busy[aggKey{events[i].Partition, events[i].AggregateType, events[i].AggregateID}] {
+			free = append(free, events[i])
+		}
+	}
+	return free, nil
+}
+
+// Read returns pending, due, unblocked rows of req.Partitions in Seq order
+// (read.sql, prepared per partition count).
+func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+	if req.Limit <= 0 || len(req.Partitions) == 0 {
+		return nil, nil
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, expand(d.read, "{{parts}}", len(req.Partitions)))
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: read: prepare: %w", err)
+	}
+	now := sqlkit.UTC(req.Now)
+	args := make([]any, 0, len(req.Partitions)+4)
+	for _, p := range req.Partitions {
+		args = append(args, p)
+	}
+	args = append(args, req.After, now, now, req.Limit)
+	rows, err := stmt.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: read: %w", err)
+	}
+	recs, err := sqlkit.ScanRecords(rows, false, req.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: read: %w", err)
+	}
+	return recs, nil
 }
 
 // expand replaces token in query with n placeholders.
 func expand(query, token string, n int) string {
-	return strings.Replace(query, token, sqlkit.Placeholders(n), -1)
+	return strings.ReplaceAll(query, token, sqlkit.Placeholders(n))
 }
 
-// Claim leases up to req.Limit claimable rows to req.Owner. In one READ
-// COMMITTED transaction it locks the claim row, selects the candidates from
-// the latest committed data, leases those still claimable and reads them
-// back (MySQL refuses to UPDATE a table it selects from in a subquery).
-func (d *Dialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimRequest) ([]dialects.Record, error) {
-	if req.Limit <= 0 {
-		return nil, nil
+// seqArgs returns before, then seqs, then after, as bind arguments.
+func seqArgs(before []any, seqs []int64, after ...any) []any {
+	args := make([]any, 0, len(before)+len(seqs)+len(after))
+	args = append(args, before...)
+	for _, s := range seqs {
+		args = append(args, s)
 	}
-	if len(req.IDs) > maxList {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: %d ids, at most %d", len(req.IDs), maxList)
-	}
-	now, until := sqlkit.UTC(req.Now), sqlkit.UTC(req.LeaseUntil)
-	if len(req.IDs) == 0 {
-		var one int
-		probe, err := d.stmts.Stmt(ctx, db, d.claimProbe)
-		if err != nil {
-			return nil, fmt.Errorf("jitoutbox/mysql: claim: prepare: %w", err)
-		}
-		switch err := probe.QueryRowContext(ctx, now, now).Scan(&one); {
-		case errors.Is(err, sql.ErrNoRows):
-			return nil, nil
-		case err != nil:
-			return nil, fmt.Errorf("jitoutbox/mysql: claim: probe: %w", err)
-		}
-	}
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: begin: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	lock, err := d.stmts.Stmt(ctx, db, d.claimLock)
-	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: prepare: %w", err)
-	}
-	var name string
-	if err := tx.StmtContext(ctx, lock).QueryRowContext(ctx).Scan(&name); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, fmt.Errorf("jitoutbox/mysql: claim: no 'claim' row in %s_locks (run Migrate)", d.table)
-		}
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: lock: %w", err)
-	}
-
-	if len(req.IDs) == 0 && req.Window == 0 {
-		recs, done, err := d.claimByWindow(ctx, db, tx, req, now, until)
-		if err != nil {
-			return nil, err
-		}
-		if done {
-			if err := tx.Commit(); err != nil {
-				return nil, fmt.Errorf("jitoutbox/mysql: claim: commit: %w", err)
-			}
-			return recs, nil
-		}
-	}
-
-	query, args := d.claimSelect, []any{now, now, now, now, req.Limit}
-	if len(req.IDs) == 0 && req.Window > 0 {
-		query, args = d.claimSelectWindow, []any{now, now, req.Window, now, now, req.Limit}
-	}
-	if len(req.IDs) > 0 {
-		query = expand(d.claimSelectIDs, "{{ids}}", len(req.IDs))
-		args = make([]any, 0, 2*len(req.IDs)+5)
-		for _, id := range req.IDs {
-			args = append(args, id)
-		}
-		args = append(args, now, now, now, now)
-		for _, id := range req.IDs {
-			args = append(args, id)
-		}
-		args = append(args, req.Limit)
-	}
-	var rows *sql.Rows
-	if len(req.IDs) == 0 {
-		sel, perr := d.stmts.Stmt(ctx, db, query)
-		if perr != nil {
-			return nil, fmt.Errorf("jitoutbox/mysql: claim: prepare: %w", perr)
-		}
-		rows, err = tx.StmtContext(ctx, sel).QueryContext(ctx, args...)
-	} else {
-		rows, err = tx.QueryContext(ctx, query, args...)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
-	}
-	recs, err := sqlkit.ScanRecords(rows, false, req.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: select: %w", err)
-	}
-	if len(recs) == 0 {
-		return nil, tx.Commit()
-	}
-
-	seqs := make([]int64, len(recs))
-	for i := range recs {
-		seqs[i] = recs[i].Seq
-	}
-	n, err := d.lease(ctx, tx, req.Owner, seqs, now, until)
-	if err != nil {
-		return nil, err
-	}
-	// Claims are serialised by the lock row, so every candidate is normally
-	// leased and the rows read above are the claim (a statement fewer, and
-	// no second read of the payloads). A row can only slip away when a relay
-	// whose lease had expired marked or failed it meanwhile: then read back
-	// what this relay now holds.
-	if n != int64(len(recs)) {
-		if recs, err = d.readLeased(ctx, tx, req.Owner, seqs, until); err != nil {
-			return nil, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: claim: commit: %w", err)
-	}
-	return recs, nil
+	return append(args, after...)
 }
 
-// inBatches runs query once per chunk of at most maxList seqs, with args
-// before, the chunk's seqs, then args after, and sums the affected rows.
-func inBatches(ctx context.Context, db *sql.DB, op, query string, seqs []int64, before, after []any) (int64, error) {
-	var total int64
-	for len(seqs) > 0 {
-		n := min(len(seqs), maxList)
-		args := make([]any, 0, len(before)+n+len(after))
-		args = append(args, before...)
-		for _, s := range seqs[:n] {
-			args = append(args, s)
-		}
-		args = append(args, after...)
-		res, err := db.ExecContext(ctx, expand(query, "{{seqs}}", n), args...)
-		if err != nil {
-			return total, fmt.Errorf("jitoutbox/mysql: %s: %w", op, err)
-		}
-		k, err := res.RowsAffected()
-		if err != nil {
-			return total, fmt.Errorf("jitoutbox/mysql: %s: rows affected: %w", op, err)
-		}
-		total += k
-		seqs = seqs[n:]
+// intArgs returns ints as bind arguments.
+func intArgs(before []any, ints []int, after ...any) []any {
+	args := make([]any, 0, len(before)+len(ints)+len(after))
+	args = append(args, before...)
+	for _, p := range ints {
+		args = append(args, p)
 	}
-	return total, nil
-}
-
-// affected returns a function that turns an Exec result into a row count,
-// wrapping errors with op.
-func affected(op string) func(sql.Result, error) (int64, error) {
-	return func(res sql.Result, err error) (int64, error) {
-		if err != nil {
-			return 0, fmt.Errorf("jitoutbox/mysql: %s: %w", op, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return 0, fmt.Errorf("jitoutbox/mysql: %s: rows affected: %w", op, err)
-		}
-		return n, nil
-	}
-}
-
-// MarkPublished marks seqs leased by owner as published at `at` (one
-// statement per batch of up to 10000 seqs).
-func (d *Dialect) MarkPublished(ctx context.Context, db *sql.DB, owner string, seqs []int64, at time.Time) (int64, error) {
-	return inBatches(ctx, db, "mark published", d.markPublished, seqs, []any{sqlkit.UTC(at)}, []any{owner})
-}
-
-// Delete deletes seqs leased by owner.
-func (d *Dialect) Delete(ctx context.Context, db *sql.DB, owner string, seqs []int64) (int64, error) {
-	return inBatches(ctx, db, "delete", d.del, seqs, nil, []any{owner})
-}
-
-// Fail records failed attempts in one transaction and releases the leases.
-func (d *Dialect) Fail(ctx context.Context, db *sql.DB, owner string, failures []dialects.Failure) error {
-	if len(failures) == 0 {
-		return nil
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("jitoutbox/mysql: fail: begin: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	for _, f := range failures {
-		state := dialects.StatePending
-		if f.Dead {
-			state = dialects.StateDead
-		}
-		if _, err := tx.ExecContext(ctx, d.fail, sqlkit.TruncateError(f.Error), sqlkit.UTC(f.NextAttemptAt),
-			int(state), f.Seq, owner); err != nil {
-			return fmt.Errorf("jitoutbox/mysql: fail seq %d: %w", f.Seq, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("jitoutbox/mysql: fail: commit: %w", err)
-	}
-	return nil
-}
-
-// Release gives back leases held by owner; the rows become claimable at
-// notBefore (zero: at once).
-func (d *Dialect) Release(ctx context.Context, db *sql.DB, owner string, seqs []int64, notBefore time.Time) error {
-	var nb any
-	if !notBefore.IsZero() {
-		nb = sqlkit.UTC(notBefore)
-	}
-	_, err := inBatches(ctx, db, "release", d.release, seqs, []any{nb}, []any{owner})
-	return err
-}
-
-// Requeue moves dead rows selected by f back to pending.
-func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFilter, now time.Time) (int64, error) {
-	sel, err := sqlkit.RequeueSelector(f)
-	if err != nil {
-		return 0, err
-	}
-	n := sqlkit.UTC(now)
-	switch sel {
-	case sqlkit.SelectIDs:
-		var total int64
-		for ids := f.IDs; len(ids) > 0; {
-			k := min(len(ids), maxList)
-			args := make([]any, 0, k+1)
-			args = append(args, n)
-			for _, id := range ids[:k] {
-				args = append(args, id)
-			}
-			c, err := affected("requeue")(db.ExecContext(ctx, expand(d.requeueIDs, "{{ids}}", k), args...))
-			total += c
-			if err != nil {
-				return total, err
-			}
-			ids = ids[k:]
-		}
-		return total, nil
-	case sqlkit.SelectAggregate:
-		return affected("requeue")(db.ExecContext(ctx, d.requeueAggregate, n, f.AggregateType, f.AggregateID))
-	default:
-		return affected("requeue")(db.ExecContext(ctx, d.requeueAll, n))
-	}
-}
-
-// Cleanup deletes up to limit rows published before `before`.
-func (d *Dialect) Cleanup(ctx context.Context, db *sql.DB, before time.Time, limit int) (int64, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	return affected("cleanup")(db.ExecContext(ctx, d.cleanup, sqlkit.UTC(before), limit))
-}
-
-// TryLock takes or renews the named lease for owner, in one transaction.
-func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, now, until time.Time) (bool, error) {
-	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: begin: %w", name, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if _, err := tx.ExecContext(ctx, d.tryLockEnsure, name); err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: %w", name, err)
-	}
-	if _, err := tx.ExecContext(ctx, d.tryLock, owner, sqlkit.UTC(until), name, owner, sqlkit.UTC(now)); err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: %w", name, err)
-	}
-	var got sql.NullString
-	if err := tx.QueryRowContext(ctx, d.tryLockRead, name).Scan(&got); err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: read: %w", name, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: commit: %w", name, err)
-	}
-	return got.Valid && got.String == owner, nil
-}
-
-// Stats reads counts and the oldest pending time in one query.
-func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
-	var s dialects.Stats
-	var oldest sqlkit.NullTime
-	if err := db.QueryRowContext(ctx, d.stats).Scan(&s.Pending, &s.Dead, &s.Published, &oldest); err != nil {
-		return s, fmt.Errorf("jitoutbox/mysql: stats: %w", err)
-	}
-	s.OldestPending = oldest.Time
-	return s, nil
+	return append(args, after...)
 }

@@ -12,20 +12,33 @@
 // idempotency keys are VARCHAR(255); payloads LONGBLOB (large payloads are
 // bounded by the server's max_allowed_packet).
 //
-// Claims run in a READ COMMITTED transaction: lock the 'claim' row of
-// <table>_locks (SELECT ... FOR UPDATE), select candidate seqs from the
-// latest committed data, UPDATE ... WHERE seq IN (...) for those still
-// claimable, and read them back (MySQL cannot update a table it selects from
-// in a subquery, error 1093). A scan claim picks its candidates from the
-// keys of the first 2 x limit pending rows, applying the per-aggregate
-// hold-back in one pass in Go (a correlated NOT EXISTS per candidate costs
-// MariaDB a scan of the candidate's whole aggregate); only when that window
-// is full and yields nothing does it run the full candidate query, so a
-// scan claim may return a short batch while more rows are claimable.
+// Partitions: every row carries the partition of its aggregate. A relay's
+// session (OpenSession) holds a dedicated connection with a GET_LOCK lock
+// per owned partition and one member lock for the session itself; the locks
+// die with the connection, so a killed relay's partitions are free as soon
+// as the server sees its connection close, and an idle relay writes
+// nothing. Lock names are server-wide: they hash the database and table
+// name ("jitoutbox.<namespace>.p<partition>"). Run relays against the server
+// directly or through a proxy that keeps one server connection per client
+// connection. A relay reads its partitions' pending rows with a plain
+// SELECT in seq order; marks and failures are fenced by joining the
+// partitions table on the session's token.
 //
-// Schema: Dialect.Schema returns the DDL (statements separated by ";\n") for
-// your own migration tool; Dialect.Migrate applies the same text. Indexes are
-// declared inside CREATE TABLE IF NOT EXISTS, so the schema is idempotent on
-// MySQL 8 (which lacks CREATE INDEX IF NOT EXISTS) and MariaDB alike. The SQL
-// lives in the package's sql/*.sql files.
+// The in-memory hand-over (InsertHandoff) reads, before its INSERT, which
+// of the events' aggregates have a pending row or a block; on MariaDB the
+// INSERT returns the seqs (INSERT ... RETURNING), on MySQL 8 they are read
+// back by id in the same transaction. Which server it is, the dialect
+// learns from Partitions (which Migrate calls); until then it takes the
+// MySQL path, which is correct on both.
+//
+// Schema: Dialect.Schema returns the DDL of every numbered migration
+// (sql/migrations), statements separated by ";\n", for your own migration
+// tool; run it on one connection (migration 002 keeps conditional DDL in
+// session variables, MySQL 8 lacking ADD COLUMN IF NOT EXISTS).
+// Dialect.Migrate applies the missing migrations on one connection under a
+// GET_LOCK lock and records them in <table>_migrations; every statement is
+// idempotent, as MySQL commits DDL at once and a migration cut short runs
+// again. Upgrade a table that has rows with Migrate: migration 002 sets the
+// partition of pending and dead rows in Go. The SQL lives in the package's
+// sql/*.sql files.
 package mysql

@@ -24,7 +24,7 @@ func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
 		Table:          d.Table(),
 		Time:           func(t time.Time) any { return t },
 		ValidID:        nil,
-		BlockerNowArgs: 2,
+		BlockerNowArgs: 1,
 	})
 }
 

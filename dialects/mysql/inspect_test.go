@@ -1,22 +1,11 @@
 package mysql_test
 
 import (
-	"database/sql"
 	"testing"
 
-	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/dialecttest"
-	"github.com/jitoutbox/jitoutbox/dialects/mysql"
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
 )
 
 func TestInspect(t *testing.T) {
-	dialecttest.ExerciseInspect(t, dialecttest.Target{
-		Open: func(t testing.TB) *sql.DB {
-			db, _ := testdb.MySQL(t)
-			return db
-		},
-		New:       func() (dialects.Dialect, error) { return mysql.New() },
-		WithTable: func(name string) (dialects.Dialect, error) { return mysql.New(mysql.WithTable(name)) },
-	})
+	dialecttest.ExerciseInspect(t, target(true))
 }

@@ -1,19 +1,13 @@
--- Aggregates with dead rows or whose oldest pending row (the head, which
--- holds back the rest) is backing off or leased at `now`. Columns: aggregate
--- type, aggregate id, pending count, dead count, then the head row in inspect
--- scan order (all NULL when the aggregate has no pending row).
--- Args: now, now, limit.
-WITH g AS (
-    SELECT aggregate_type, aggregate_id,
-           SUM(CASE WHEN state = 0 THEN 1 ELSE 0 END) AS pending,
-           SUM(CASE WHEN state = 2 THEN 1 ELSE 0 END) AS dead,
-           MIN(CASE WHEN state = 0 THEN seq END) AS head_seq,
-           MIN(CASE WHEN state = 2 THEN seq END) AS dead_seq
-    FROM {{table}}
-    WHERE state <> 1
-    GROUP BY aggregate_type, aggregate_id
-)
-SELECT g.aggregate_type, g.aggregate_id, g.pending, g.dead,
+-- Aggregates held back at `now`: behind a dead row, or behind a row backing
+-- off. Read from the blocked table (one row per blocked aggregate), so the
+-- cost is bounded by the blocked aggregates, not the table. Columns:
+-- aggregate type, aggregate id, pending count, dead count, then the
+-- blocking row in inspect scan order. Args: now, limit.
+SELECT b.aggregate_type, b.aggregate_id,
+       (SELECT COUNT(*) FROM {{table}} e WHERE e.aggregate_type = b.aggregate_type
+           AND e.aggregate_id = b.aggregate_id AND e.state = 0 AND e.part = b.part),
+       (SELECT COUNT(*) FROM {{table}} e WHERE e.aggregate_type = b.aggregate_type
+           AND e.aggregate_id = b.aggregate_id AND e.state = 2),
        o.seq,
        o.id,
        o.aggregate_type,
@@ -29,11 +23,10 @@ SELECT g.aggregate_type, g.aggregate_id, g.pending, g.dead,
        NULL,
        o.state,
        o.next_attempt_at,
-       o.locked_by,
-       o.locked_until,
+       o.part,
        o.last_error,
        o.published_at
-FROM g LEFT JOIN {{table}} o ON o.seq = g.head_seq
-WHERE g.dead > 0 OR o.next_attempt_at > ? OR o.locked_until > ?
-ORDER BY CASE WHEN g.head_seq IS NULL THEN 1 ELSE 0 END, COALESCE(g.head_seq, g.dead_seq)
+FROM {{table}}_blocked b JOIN {{table}} o ON o.seq = b.seq
+WHERE b.dead OR b.`until` > ?
+ORDER BY b.seq
 LIMIT ?

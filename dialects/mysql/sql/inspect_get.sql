@@ -1,7 +1,7 @@
 -- Columns (inspect scan order): seq, id, aggregate_type, aggregate_id, event_type,
 -- payload, content_type, headers, idempotency_key, critical, created_at,
--- attempts, payload_json, state, next_attempt_at, locked_by, locked_until,
--- last_error, published_at.
+-- attempts, payload_json, state, next_attempt_at, part, last_error,
+-- published_at.
 -- Args: event id.
 SELECT o.seq,
        o.id,
@@ -18,8 +18,7 @@ SELECT o.seq,
        NULL,
        o.state,
        o.next_attempt_at,
-       o.locked_by,
-       o.locked_until,
+       o.part,
        o.last_error,
        o.published_at
 FROM {{table}} o

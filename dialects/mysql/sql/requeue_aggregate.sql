@@ -1,3 +1,3 @@
--- Args: now, aggregate type, aggregate id.
-UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = ?, locked_by = NULL, locked_until = NULL
+-- As requeue_ids.sql for one aggregate. Args: now, aggregate type, id.
+UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = ?
 WHERE state = 2 AND aggregate_type = ? AND aggregate_id = ?

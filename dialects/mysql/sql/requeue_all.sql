@@ -1,3 +1,3 @@
--- Args: now.
-UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = ?, locked_by = NULL, locked_until = NULL
+-- As requeue_ids.sql for every dead row. Args: now.
+UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = ?
 WHERE state = 2

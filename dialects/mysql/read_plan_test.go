@@ -1,0 +1,185 @@
+package mysql
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	driver "github.com/go-sql-driver/mysql"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// TestReadPlan checks on a 100,000-row backlog that read.sql walks an
+// index in seq order and stops at the limit: no sort of the pending rows.
+// (An internal test: it explains the dialect's own statement. It opens
+// its database itself, as internal/testdb imports this package.)
+func TestReadPlan(t *testing.T) {
+	db := openInternal(t)
+	ctx := context.Background()
+	d, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	// MariaDB's sequence engine makes the backlog in one statement.
+	if _, err := db.ExecContext(ctx, `INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, created_at, next_attempt_at, part)
+		SELECT UUID(), 'o', CONCAT('a', seq MOD 1000), 'e', NOW(6), NOW(6), seq MOD 64 FROM seq_1_to_100000`); err != nil {
+		t.Skipf("no sequence engine (MySQL?): %v", err)
+	}
+	if _, err := db.ExecContext(ctx, `ANALYZE TABLE outbox`); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2, 4, 16, 64} {
+		parts := make([]any, n)
+		for i := range parts {
+			parts[i] = i * (64 / n)
+		}
+		now := time.Now().UTC()
+		args := append(parts, 0, now, now, 500)
+		rows, err := db.QueryContext(ctx, "EXPLAIN "+expand(d.read, "{{parts}}", n), args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := true
+		for rows.Next() {
+			var m map[string]string
+			if m, err = scanMap(rows); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(m["Extra"], "filesort") || strings.Contains(m["Extra"], "temporary") {
+				t.Errorf("%d partitions: %v", n, m)
+			}
+			if first && !strings.HasSuffix(m["key"], "_claim_idx") && !strings.HasSuffix(m["key"], "_part_idx") {
+				t.Errorf("%d partitions: read uses key %q: %v", n, m["key"], m)
+			}
+			first = false
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		start := time.Now()
+		recs, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: intsOf(parts), Limit: 500, Now: now})
+		if err != nil || len(recs) != 500 {
+			t.Fatalf("%d partitions: read %d rows, %v", n, len(recs), err)
+		}
+		t.Logf("%d partitions: read 500 rows in %v", n, time.Since(start))
+	}
+}
+
+func intsOf(vs []any) []int {
+	out := make([]int, len(vs))
+	for i, v := range vs {
+		out[i] = v.(int)
+	}
+	return out
+}
+
+// scanMap scans one EXPLAIN row into column name -> text.
+func scanMap(rows *sql.Rows) (map[string]string, error) {
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(cols))
+	for i, c := range cols {
+		m[c] = vals[i].String
+	}
+	return m, nil
+}
+
+// openInternal opens a fresh database for the package's internal tests
+// from JITOUTBOX_MYSQL_DSN (unset skips), dropped on cleanup.
+func openInternal(t *testing.T) *sql.DB {
+	t.Helper()
+	dsn := os.Getenv("JITOUTBOX_MYSQL_DSN")
+	if dsn == "" {
+		t.Skip("JITOUTBOX_MYSQL_DSN not set: skipping MySQL/MariaDB suite")
+	}
+	cfg, err := driver.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ParseTime, cfg.Loc = true, time.UTC
+	ctx := context.Background()
+	admin, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	name := "jit_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	cfg.DBName = name
+	db, err := sql.Open("mysql", cfg.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE "+name)
+		admin.Close()
+	})
+	return db
+}
+
+// TestInsertHandoffPaths runs the hand-over on both paths, whatever the
+// server: INSERT ... RETURNING (MariaDB) and INSERT then SELECT by id
+// (MySQL 8, and any server not yet identified).
+func TestInsertHandoffPaths(t *testing.T) {
+	db := openInternal(t)
+	ctx := context.Background()
+	d, err := New(WithPartitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	for i, server := range []int32{serverMariaDB, serverMySQL} {
+		if server == serverMariaDB && d.server.Load() != serverMariaDB {
+			continue // a MySQL server: RETURNING is not there
+		}
+		d.server.Store(server)
+		ev := func(n int, agg string) dialects.Event {
+			return dialects.Event{ID: fmt.Sprintf("00000000-0000-7000-8000-%012d", 10*i+n), AggregateType: "o", AggregateID: agg,
+				EventType: "e", CreatedAt: time.Now(), Partition: dialects.PartitionOf("o", agg, 4)}
+		}
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := fmt.Sprint("a", i), fmt.Sprint("b", i)
+		recs, err := d.InsertHandoff(ctx, tx, []dialects.Event{ev(1, a), ev(2, a), ev(3, b)})
+		if err != nil || len(recs) != 3 || recs[0].Seq >= recs[1].Seq || recs[2].AggregateID != b {
+			t.Fatalf("server %d: first hand-over = %+v, %v", server, recs, err)
+		}
+		// a now has pending rows: its next event is left to the read.
+		recs, err = d.InsertHandoff(ctx, tx, []dialects.Event{ev(4, a)})
+		if err != nil || len(recs) != 0 {
+			t.Fatalf("server %d: hand-over behind a pending row = %+v, %v", server, recs, err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

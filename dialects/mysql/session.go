@@ -1,0 +1,363 @@
+package mysql
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+)
+
+// sessionSQL holds the session statements (sql/session_*.sql).
+type sessionSQL struct {
+	open, lock, gc, take, own, release, unlock, check, view string
+	wait, waitRelease, close, closeRelay, unlockAll         string
+}
+
+const (
+	// gcAge is how old a relay row must be before a session that finds its
+	// member lock free forgets it.
+	gcAge = time.Minute
+	// waitSeconds bounds one GET_LOCK wait of WaitChange; it waits again
+	// until the lock comes or ctx ends, so the bound only limits how long
+	// a server-side wait outlives a client that vanished.
+	waitSeconds = 20
+)
+
+// session is a relay's ownership session: a dedicated connection holding
+// the session's member lock and one GET_LOCK lock per owned partition.
+// Lock names are "jitoutbox.<namespace>.m<relay id>" and
+// "jitoutbox.<namespace>.p<partition>" (see Dialect.lockPrefix), well under
+// the 64 characters MySQL allows.
+type session struct {
+	d      *Dialect
+	db     *sql.DB
+	conn   *sql.Conn // the session connection: its locks are the ownership
+	watch  *sql.Conn // WaitChange's connection, opened on first use
+	token  string
+	prefix string           // lock name prefix of the table
+	ids    map[string]int64 // relay token -> relays.id, from the last View
+	lost   bool
+}
+
+var _ dialects.Session = (*session)(nil)
+
+// OpenSession opens a dedicated connection, registers the relay session in
+// <table>_relays and takes its member lock in the same transaction.
+// Ownership lasts as long as that connection: run relays directly against
+// the server or behind a proxy that keeps one server connection per client
+// connection (GET_LOCK locks belong to the server connection).
+func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: open session: %w", err)
+	}
+	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
+	if err := s.open(ctx, relay); err != nil {
+		discard(conn)
+		if _, perr := d.Partitions(ctx, db); perr != nil {
+			return nil, perr
+		}
+		return nil, fmt.Errorf("jitoutbox/mysql: open session: %w", err)
+	}
+	// Forget relays that are gone; a failure only leaves rows behind.
+	_, _ = conn.ExecContext(ctx, d.sess.gc, s.prefix+"m", sqlkit.UTC(time.Now().Add(-gcAge)))
+	return s, nil
+}
+
+// open registers the session and takes its member lock before COMMIT, so
+// that the relay row is never visible without its lock held.
+func (s *session) open(ctx context.Context, relay string) error {
+	prefix, err := s.d.lockPrefix(ctx, s.conn)
+	if err != nil {
+		return err
+	}
+	s.prefix = prefix
+	tx, err := s.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	res, err := tx.ExecContext(ctx, s.d.sess.open, s.token, relay, sqlkit.UTC(time.Now()))
+	if err != nil {
+		return err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	var got sql.NullInt64
+	if err := tx.QueryRowContext(ctx, s.d.sess.lock, s.member(id)).Scan(&got); err != nil {
+		return err
+	}
+	if got.Int64 != 1 {
+		return fmt.Errorf("member lock %q is held by another connection", s.member(id))
+	}
+	return tx.Commit()
+}
+
+// member returns the member lock name of relay id.
+func (s *session) member(id int64) string { return s.prefix + "m" + strconv.FormatInt(id, 10) }
+
+// newToken returns "<relay>/<random hex>": unique per session.
+func newToken(relay string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return relay + "/" + hex.EncodeToString(b[:])
+}
+
+// discard closes conn for good instead of returning it to the pool, so
+// that every GET_LOCK lock it holds dies with it.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
+}
+
+func (s *session) Token() string { return s.token }
+
+// fail marks the session lost when err came from its connection.
+func (s *session) fail(op string, err error) error {
+	s.lost = true
+	return fmt.Errorf("jitoutbox/mysql: session %s: %w: %w", op, dialects.ErrSessionLost, err)
+}
+
+// ints runs a query on the session connection that returns partitions in
+// its first column, and those whose second column (when there is one) is 1.
+func (s *session) ints(ctx context.Context, query string, args ...any) ([]int, error) {
+	rows, err := s.conn.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for rows.Next() {
+		var p int
+		var ok sql.NullInt64
+		dest := []any{&p, &ok}
+		if err := rows.Scan(dest[:len(cols)]...); err != nil {
+			return nil, err
+		}
+		if len(cols) == 1 || ok.Int64 == 1 {
+			out = append(out, p)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, error) {
+	if s.lost {
+		return nil, s.fail("take", errors.New("session already lost"))
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	pp := s.prefix + "p"
+	taken, err := s.ints(ctx, expand(s.d.sess.take, "{{parts}}", len(parts)), intArgs([]any{pp, pp}, parts)...)
+	if err != nil {
+		// Some locks may be held with no owner recorded: end the session.
+		return nil, s.fail("take", err)
+	}
+	if len(taken) == 0 {
+		return nil, nil
+	}
+	if _, err := s.conn.ExecContext(ctx, expand(s.d.sess.own, "{{parts}}", len(taken)),
+		intArgs([]any{s.token, sqlkit.UTC(now)}, taken)...); err != nil {
+		return nil, s.fail("take", err)
+	}
+	return taken, nil
+}
+
+func (s *session) Release(ctx context.Context, parts []int) error {
+	if len(parts) == 0 || s.lost {
+		return nil
+	}
+	if _, err := s.conn.ExecContext(ctx, expand(s.d.sess.release, "{{parts}}", len(parts)),
+		intArgs([]any{s.token}, parts)...); err != nil {
+		return s.fail("release", err)
+	}
+	pp := s.prefix + "p"
+	if _, err := s.ints(ctx, expand(s.d.sess.unlock, "{{parts}}", len(parts)), intArgs([]any{pp}, parts, pp)...); err != nil {
+		return s.fail("release", err)
+	}
+	return nil
+}
+
+func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, error) {
+	if s.lost {
+		return nil, time.Time{}, s.fail("check", errors.New("session already lost"))
+	}
+	owned, err := s.ints(ctx, s.d.sess.check, s.token, s.prefix+"p")
+	if err != nil {
+		return nil, time.Time{}, s.fail("check", err)
+	}
+	return owned, time.Time{}, nil
+}
+
+func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error) {
+	var v dialects.View
+	if s.lost {
+		return v, s.fail("view", errors.New("session already lost"))
+	}
+	rows, err := s.conn.QueryContext(ctx, s.d.sess.view, s.prefix+"m")
+	if err != nil {
+		return v, s.fail("view", err)
+	}
+	defer rows.Close()
+	ids := make(map[string]int64)
+	type part struct {
+		p     int
+		owner string
+		epoch int64
+	}
+	var parts []part
+	for rows.Next() {
+		var kind, token string
+		var n, epoch int64
+		var live bool
+		if err := rows.Scan(&kind, &n, &token, &epoch, &live); err != nil {
+			return v, s.fail("view", err)
+		}
+		switch kind {
+		case "r":
+			ids[token] = n
+			v.Relays = append(v.Relays, token)
+		default:
+			if !live {
+				token = ""
+			}
+			parts = append(parts, part{int(n), token, epoch})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return v, s.fail("view", err)
+	}
+	slices.Sort(v.Relays)
+	v.Owners = make([]string, len(parts))
+	v.Epochs = make([]int64, len(parts))
+	for _, p := range parts {
+		if p.p >= 0 && p.p < len(parts) {
+			v.Owners[p.p], v.Epochs[p.p] = p.owner, p.epoch
+		}
+	}
+	s.ids = ids
+	return v, nil
+}
+
+// WaitChange blocks on the member lock of the live relay after this one in
+// v's order (a ring: every relay watches one other), on a connection of its
+// own, until that relay's session ends.
+func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
+	target, ok := ringNext(v.Relays, s.token)
+	if !ok {
+		<-ctx.Done() // alone: nobody to watch; a joiner is seen by the next View
+		return ctx.Err()
+	}
+	id, ok := s.ids[target]
+	if !ok {
+		return fmt.Errorf("jitoutbox/mysql: wait: relay %q not in the last view", target)
+	}
+	if s.watch == nil {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
+		}
+		s.watch = c
+	}
+	name := s.member(id)
+	for {
+		var got sql.NullInt64
+		if err := s.watch.QueryRowContext(ctx, s.d.sess.wait, name, waitSeconds).Scan(&got); err != nil {
+			// Cancelled or broken: the lock may have been granted before the
+			// cancel; never return such a connection to the pool.
+			s.dropWatch()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
+		}
+		if got.Int64 == 1 {
+			var ok sql.NullInt64
+			if err := s.watch.QueryRowContext(context.WithoutCancel(ctx), s.d.sess.waitRelease, name).Scan(&ok); err != nil {
+				s.dropWatch()
+			}
+			return nil
+		}
+		if !got.Valid {
+			s.dropWatch()
+			return fmt.Errorf("jitoutbox/mysql: wait: GET_LOCK(%q) failed", name)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// dropWatch discards WaitChange's connection.
+func (s *session) dropWatch() {
+	if s.watch != nil {
+		discard(s.watch)
+		s.watch = nil
+	}
+}
+
+// ringNext returns the relay after self in sorted relays, wrapping around;
+// false when self is alone.
+func ringNext(relays []string, self string) (string, bool) {
+	var others []string
+	for _, r := range relays {
+		if r != self {
+			others = append(others, r)
+		}
+	}
+	if len(others) == 0 {
+		return "", false
+	}
+	for _, r := range others {
+		if r > self {
+			return r, true
+		}
+	}
+	return others[0], true
+}
+
+// Close clears the session's partitions and relay row, frees its locks and
+// closes its connections for good.
+func (s *session) Close() error {
+	s.dropWatch()
+	if s.conn == nil {
+		return nil
+	}
+	var err error
+	if !s.lost {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if _, err = s.conn.ExecContext(ctx, s.d.sess.close, s.token); err == nil {
+			if _, err = s.conn.ExecContext(ctx, s.d.sess.closeRelay, s.token); err == nil {
+				var n sql.NullInt64
+				err = s.conn.QueryRowContext(ctx, s.d.sess.unlockAll).Scan(&n)
+			}
+		}
+		cancel()
+	}
+	discard(s.conn)
+	s.conn = nil
+	if err != nil {
+		return fmt.Errorf("jitoutbox/mysql: close session: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+-- Migration 002: sets one partition on rows. {{seqs}} expands to one ?
+-- per seq. Args: partition, seqs...
+UPDATE {{table}} SET part = ? WHERE seq IN ({{seqs}})

@@ -1,0 +1,4 @@
+-- A row when the outbox table exists (made before versioned migrations).
+SELECT 1 FROM information_schema.tables
+WHERE table_schema = IF(LOCATE('.', '{{table}}') > 0, SUBSTRING_INDEX('{{table}}', '.', 1), DATABASE())
+  AND table_name = '{{name}}'

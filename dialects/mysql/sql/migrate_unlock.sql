@@ -1,0 +1,2 @@
+-- Frees Migrate's lock. Args: lock name.
+SELECT RELEASE_LOCK(?)

@@ -1,0 +1,24 @@
+-- A relay's read of its partitions: pending, due rows in seq order, without
+-- any row of an aggregate blocked by an earlier row (dead, or retrying and
+-- not yet due). A plain SELECT: no lock, no write; ownership of the
+-- partitions is proven by the relay's session. It walks claim_idx
+-- (state, seq), or part_idx (state, part, seq) for one partition, in seq
+-- order and stops at the limit, so its cost follows the rows it returns
+-- and the rows of other relays' partitions it passes, not the backlog. The
+-- hint keeps the optimizer off the primary key (which also walks published
+-- rows). {{parts}} expands to one ? per partition.
+-- Args: partitions..., after seq, now, now, limit.
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part
+FROM {{table}} o USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)
+WHERE o.state = 0
+  AND o.part IN ({{parts}})
+  AND o.seq > ?
+  AND o.next_attempt_at <= ?
+  AND NOT EXISTS (
+      SELECT 1 FROM {{table}}_blocked b
+      WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
+        AND b.seq < o.seq AND (b.dead OR b.`until` > ?)
+  )
+ORDER BY o.seq
+LIMIT ?

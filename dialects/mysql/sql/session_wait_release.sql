@@ -1,0 +1,2 @@
+-- Frees the member lock session_wait.sql took. Args: lock name.
+SELECT RELEASE_LOCK(?)

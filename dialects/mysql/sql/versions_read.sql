@@ -1,0 +1,2 @@
+-- The applied migration versions.
+SELECT version FROM {{table}}_migrations

@@ -1,0 +1,221 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+)
+
+// inBatches runs query (with {{token}} in it) once per chunk of at most
+// maxList values, with args before, the chunk, then args after, and sums
+// the affected rows.
+func inBatches[T any](ctx context.Context, q dialects.Execer, op, query, token string, vals []T, before, after []any) (int64, error) {
+	var total int64
+	for len(vals) > 0 {
+		n := min(len(vals), maxList)
+		args := make([]any, 0, len(before)+n+len(after))
+		args = append(args, before...)
+		for _, v := range vals[:n] {
+			args = append(args, v)
+		}
+		args = append(args, after...)
+		k, err := affected(op)(q.ExecContext(ctx, expand(query, token, n), args...))
+		total += k
+		if err != nil {
+			return total, err
+		}
+		vals = vals[n:]
+	}
+	return total, nil
+}
+
+// affected returns a function that turns an Exec result into a row count,
+// wrapping errors with op.
+func affected(op string) func(sql.Result, error) (int64, error) {
+	return func(res sql.Result, err error) (int64, error) {
+		if err != nil {
+			return 0, fmt.Errorf("jitoutbox/mysql: %s: %w", op, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("jitoutbox/mysql: %s: rows affected: %w", op, err)
+		}
+		return n, nil
+	}
+}
+
+// Mark marks (or deletes) m.Seqs in partitions m.Token owns: one statement
+// per 10000 seqs, joined to the partitions table for the fence. With
+// m.Unblock it removes their retry blocks in the same transaction.
+func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
+	if len(m.Seqs) == 0 {
+		return 0, nil
+	}
+	var q dialects.Execer = db
+	var tx *sql.Tx
+	if len(m.Unblock) > 0 || len(m.Seqs) > maxList {
+		var err error
+		if tx, err = db.BeginTx(ctx, nil); err != nil {
+			return 0, fmt.Errorf("jitoutbox/mysql: mark: begin: %w", err)
+		}
+		defer tx.Rollback() //nolint:errcheck // no-op after Commit
+		q = tx
+	}
+	if len(m.Unblock) > 0 {
+		if _, err := inBatches(ctx, q, "mark: unblock", d.unblock, "{{seqs}}", m.Unblock, nil, []any{m.Token}); err != nil {
+			return 0, err
+		}
+	}
+	var n int64
+	var err error
+	if m.Delete {
+		n, err = inBatches(ctx, q, "mark: delete", d.del, "{{seqs}}", m.Seqs, nil, []any{m.Token})
+	} else {
+		n, err = inBatches(ctx, q, "mark", d.mark, "{{seqs}}", m.Seqs, []any{sqlkit.UTC(m.At)}, []any{m.Token})
+	}
+	if err != nil {
+		return 0, err
+	}
+	if tx != nil {
+		if err := tx.Commit(); err != nil {
+			return 0, fmt.Errorf("jitoutbox/mysql: mark: commit: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// Fail records failed attempts on rows of partitions token owns, and their
+// blocks where asked, in one transaction: fail.sql per row, then
+// fail_block.sql for a row it changed.
+func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures []dialects.Failure) error {
+	if len(failures) == 0 {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("jitoutbox/mysql: fail: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	for _, f := range failures {
+		state := dialects.StatePending
+		if f.Dead {
+			state = dialects.StateDead
+		}
+		next := sqlkit.UTC(f.NextAttemptAt)
+		n, err := affected("fail")(tx.ExecContext(ctx, d.fail, sqlkit.TruncateError(f.Error), next, int(state), f.Seq, f.Partition, token))
+		if err != nil {
+			return fmt.Errorf("jitoutbox/mysql: fail seq %d: %w", f.Seq, err)
+		}
+		if n == 0 || !f.Block {
+			continue // not ours (fenced), or no block asked
+		}
+		if _, err := tx.ExecContext(ctx, d.failBlock, f.Partition, f.AggregateType, f.AggregateID, f.Seq, f.Dead, next); err != nil {
+			return fmt.Errorf("jitoutbox/mysql: fail seq %d: block: %w", f.Seq, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("jitoutbox/mysql: fail: commit: %w", err)
+	}
+	return nil
+}
+
+// Requeue moves dead rows selected by f back to pending and removes their
+// blocks, in one transaction.
+func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFilter, now time.Time) (int64, error) {
+	sel, err := sqlkit.RequeueSelector(f)
+	if err != nil {
+		return 0, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("jitoutbox/mysql: requeue: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	if _, err := d.skip(ctx, tx, "requeue: unblock", sel, f); err != nil {
+		return 0, err
+	}
+	n := sqlkit.UTC(now)
+	var c int64
+	switch sel {
+	case sqlkit.SelectIDs:
+		c, err = inBatches(ctx, tx, "requeue", d.requeueIDs, "{{ids}}", f.IDs, []any{n}, nil)
+	case sqlkit.SelectAggregate:
+		c, err = affected("requeue")(tx.ExecContext(ctx, d.requeueAggregate, n, f.AggregateType, f.AggregateID))
+	default:
+		c, err = affected("requeue")(tx.ExecContext(ctx, d.requeueAll, n))
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("jitoutbox/mysql: requeue: commit: %w", err)
+	}
+	return c, nil
+}
+
+// Skip removes the blocks of dead rows selected by f.
+func (d *Dialect) Skip(ctx context.Context, db *sql.DB, f dialects.RequeueFilter) (int64, error) {
+	sel, err := sqlkit.RequeueSelector(f)
+	if err != nil {
+		return 0, err
+	}
+	return d.skip(ctx, db, "skip", sel, f)
+}
+
+// skip runs the skip statement of sel on q.
+func (d *Dialect) skip(ctx context.Context, q dialects.Execer, op string, sel sqlkit.Selector, f dialects.RequeueFilter) (int64, error) {
+	switch sel {
+	case sqlkit.SelectIDs:
+		return inBatches(ctx, q, op, d.skipIDs, "{{ids}}", f.IDs, nil, nil)
+	case sqlkit.SelectAggregate:
+		return affected(op)(q.ExecContext(ctx, d.skipAggregate, f.AggregateType, f.AggregateID))
+	default:
+		return affected(op)(q.ExecContext(ctx, d.skipAll))
+	}
+}
+
+// Cleanup deletes up to limit rows published before `before`.
+func (d *Dialect) Cleanup(ctx context.Context, db *sql.DB, before time.Time, limit int) (int64, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	return affected("cleanup")(db.ExecContext(ctx, d.cleanup, sqlkit.UTC(before), limit))
+}
+
+// TryLock takes or renews the named lease for owner, in one transaction.
+func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, now, until time.Time) (bool, error) {
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: begin: %w", name, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+	if _, err := tx.ExecContext(ctx, d.tryLockEnsure, name); err != nil {
+		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, d.tryLock, owner, sqlkit.UTC(until), name, owner, sqlkit.UTC(now)); err != nil {
+		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: %w", name, err)
+	}
+	var got sql.NullString
+	if err := tx.QueryRowContext(ctx, d.tryLockRead, name).Scan(&got); err != nil {
+		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: read: %w", name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: commit: %w", name, err)
+	}
+	return got.Valid && got.String == owner, nil
+}
+
+// Stats reads counts and the oldest pending time in one query.
+func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
+	var s dialects.Stats
+	var oldest sqlkit.NullTime
+	if err := db.QueryRowContext(ctx, d.stats).Scan(&s.Pending, &s.Dead, &s.Published, &oldest); err != nil {
+		return s, fmt.Errorf("jitoutbox/mysql: stats: %w", err)
+	}
+	s.OldestPending = oldest.Time
+	return s, nil
+}
