@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -197,9 +198,7 @@ func showFlags(*flag.FlagSet) runner {
 		if ev.State == "pending" {
 			field("next attempt", shortTime(r.NextAttemptAt))
 		}
-		if r.LockedBy != "" {
-			field("locked by", r.LockedBy+" until "+shortTime(r.LockedUntil))
-		}
+		field("partition", strconv.Itoa(r.Partition))
 		if ev.State == "published" {
 			field("published", shortTime(r.PublishedAt))
 		}

@@ -30,8 +30,7 @@ type eventJSON struct {
 	CreatedAt       time.Time         `json:"created_at"`
 	Attempts        int               `json:"attempts"`
 	NextAttemptAt   *time.Time        `json:"next_attempt_at,omitempty"`
-	LockedBy        string            `json:"locked_by,omitempty"`
-	LockedUntil     *time.Time        `json:"locked_until,omitempty"`
+	Partition       int               `json:"partition"`
 	LastError       string            `json:"last_error,omitempty"`
 	PublishedAt     *time.Time        `json:"published_at,omitempty"`
 }
@@ -50,7 +49,7 @@ func toJSON(r *dialects.Row, withPayload bool) eventJSON {
 		Seq: r.Seq, ID: r.ID, State: r.State.String(), AggregateType: r.AggregateType, AggregateID: r.AggregateID,
 		EventType: r.EventType, ContentType: r.ContentType, PayloadBytes: len(r.Payload), Headers: r.Headers,
 		IdempotencyKey: r.IdempotencyKey, Critical: r.Critical, CreatedAt: r.CreatedAt, Attempts: r.Attempts,
-		LockedBy: r.LockedBy, LockedUntil: timePtr(r.LockedUntil), LastError: r.LastError,
+		Partition: r.Partition, LastError: r.LastError,
 		PublishedAt: timePtr(r.PublishedAt),
 	}
 	if r.State == dialects.StatePending {
