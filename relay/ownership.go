@@ -264,6 +264,7 @@ func (o *owner) watch(ctx context.Context, v dialects.View) {
 	}
 	if o.stopW != nil {
 		o.stopW()
+		o.wg.Wait() // one watcher at a time: they share the session's watch connection
 	}
 	o.watchFor = slices.Clone(v.Relays)
 	wctx, cancel := context.WithCancel(ctx)

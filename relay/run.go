@@ -299,6 +299,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			ahead = nil
 		} else {
 			rr = <-rn.startRead(ctx, 0)
+			held = nil
 		}
 		if rr.err != nil {
 			if ctx.Err() == nil {
@@ -321,7 +322,15 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			if full {
 				ahead = rn.startRead(ctx, rr.recs[len(rr.recs)-1].Seq)
 			}
-			held = rn.publishBatch(ctx, recs, false, res)
+			// Aggregates held in any batch of this chain of reads ahead
+			// stay held until a read from the start: their skipped rows
+			// come before the rows read ahead.
+			for k := range rn.publishBatch(ctx, recs, false, res) {
+				if held == nil {
+					held = make(map[string]bool)
+				}
+				held[k] = true
+			}
 			if res.dbErr != nil || res.outage || ctx.Err() != nil {
 				if ahead != nil {
 					<-ahead // its goroutine ends with its read

@@ -22,7 +22,8 @@ import (
 // event in nine, scattered over half the aggregates, permanently. Each
 // rejected event is dead-lettered at its first attempt, never retried; every
 // other event is published exactly once, in order per aggregate, including
-// the events behind a dead one and the aggregates that never see poison.
+// (with ReleaseOnDead) the events behind a dead one and the aggregates that
+// never see poison.
 func TestPoisonPublisherDeadLettersOthersFlow(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		const aggs, perAgg = 12, 9
@@ -51,7 +52,8 @@ func TestPoisonPublisherDeadLettersOthersFlow(t *testing.T) {
 		dl := newRecorder(nil)
 		cfg := testConfig("poison")
 		cfg.DeadLetter = dl
-		cfg.BatchSize = 25 // several batches, poison in many of them
+		cfg.ReleaseOnDead = true // the events behind a dead one flow (blocking: TestPermanentErrorDeadLettersAtOnce)
+		cfg.BatchSize = 25       // several batches, poison in many of them
 		r := newRelay(t, e, rec, cfg)
 		start(t, r)
 		want := len(evs) - len(poison)

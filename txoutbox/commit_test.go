@@ -295,7 +295,7 @@ func TestRelayHandOver(t *testing.T) {
 	}
 	defer db.Close()
 	d := &fakeDialect{}
-	other := txoutbox.Event{AggregateType: "order", AggregateID: "elsewhere", EventType: "order.placed", Payload: []byte(`{}`)}
+	other := txoutbox.Event{AggregateType: "order", AggregateID: "elsewhere-1", EventType: "order.placed", Payload: []byte(`{}`)}
 	otherPart := dialects.PartitionOf(other.AggregateType, other.AggregateID, 8)
 	if otherPart == dialects.PartitionOf("order", "42", 8) {
 		t.Fatal("pick another aggregate id: both in one partition")
@@ -389,9 +389,13 @@ func TestRealDialectStatementOrder(t *testing.T) {
 			ob, mock, _ := newMock(t, d)
 			mock.ExpectBegin()
 			mock.ExpectExec(`^UPDATE orders`).WillReturnResult(sqlmock.NewResult(0, 1))
-			// The first flush of an Outbox reads the table's partition count.
-			mock.ExpectQuery(`(?s)SELECT .*partitions`).WillReturnRows(
-				sqlmock.NewRows([]string{"partitions", "version"}).AddRow(64, 2))
+			// The first flush of an Outbox reads the table's partition count
+			// (and, on MySQL, the server's version).
+			cols, vals := []string{"partitions", "version"}, []driver.Value{64, 2}
+			if name == "mysql" {
+				cols, vals = append(cols, "server"), append(vals, "10.11.0-MariaDB")
+			}
+			mock.ExpectQuery(`(?s)SELECT .*partitions`).WillReturnRows(sqlmock.NewRows(cols).AddRow(vals...))
 			mock.ExpectExec(`(?s)^\s*INSERT INTO "?outbox"? `).WillReturnResult(sqlmock.NewResult(0, 5))
 			mock.ExpectCommit()
 			mock.ExpectBegin()
