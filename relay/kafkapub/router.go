@@ -40,9 +40,9 @@ type Router func(relay.Message) (string, error)
 // aggregate type, for example "outbox.order".
 //
 // The prefix must be a valid topic name ([ValidateTopic]) of at most 200
-// bytes. In the aggregate type, characters Kafka forbids in topic names
-// (anything but ASCII letters, digits, '.', '_' and '-') become '_', and an
-// empty aggregate type becomes "_". The mapping is deterministic, so one
+// bytes. In the aggregate type, each character Kafka forbids in topic names
+// (anything but ASCII letters, digits, '.', '_' and '-') becomes '_', and an
+// empty aggregate type becomes "_"; case is kept. The mapping is deterministic, so one
 // aggregate type always has one topic. It fails (permanently) only when the
 // topic is longer than [MaxTopicLen].
 func DefaultRouter(prefix string) (Router, error) {
@@ -57,12 +57,11 @@ func DefaultRouter(prefix string) (Router, error) {
 		if m.AggregateType == "" {
 			b.WriteByte('_')
 		}
-		for i := 0; i < len(m.AggregateType); i++ {
-			c := m.AggregateType[i]
-			if !topicByte(c) {
-				c = '_'
+		for _, r := range m.AggregateType { // one '_' per rune, invalid UTF-8 included
+			if r >= 0x80 || !topicByte(byte(r)) {
+				r = '_'
 			}
-			b.WriteByte(c)
+			b.WriteByte(byte(r))
 		}
 		s := b.String()
 		if len(s) > MaxTopicLen {
