@@ -50,7 +50,13 @@ func targets(t *testing.T) []target {
 	c := newFake(t)
 	ts := []target{{name: "kfake", seeds: c.ListenAddrs(), fake: c}}
 	if env := os.Getenv(brokersEnv); env != "" {
-		ts = append(ts, target{name: "env", seeds: strings.Split(env, ",")})
+		seeds := strings.Split(env, ",")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := newClient(t, seeds).Ping(ctx); err != nil {
+			t.Fatalf("%s is set but its cluster cannot be reached: %v", brokersEnv, err)
+		}
+		ts = append(ts, target{name: "env", seeds: seeds})
 	}
 	return ts
 }
