@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/jitoutbox/jitoutbox/relay"
@@ -98,12 +99,6 @@ func (p *Publisher) Close() {
 	}
 }
 
-// result is the outcome of one record.
-type result struct {
-	i   int
-	err error
-}
-
 // Publish produces batch and records each message's outcome in errs. It
 // returns when every record is acknowledged or failed, when the ack timeout
 // expires (recording a retryable error wrapping [ErrAckTimeout] for the
@@ -113,6 +108,12 @@ type result struct {
 // idempotent producer does not give up a record it has sent. If it lands
 // after all, the relay's retry produces a second copy of that event;
 // consumers that must process each event once deduplicate with [EventID].
+//
+// The broker answers for a whole batch of one partition, so a record too
+// large for the topic (or one the broker finds invalid) fails every record
+// it shares a produce batch with. When several records fail that way,
+// Publish produces each of them again on its own, one after the other, and
+// records those outcomes: only the offending record stays permanent.
 func (p *Publisher) Publish(ctx context.Context, batch []relay.Message, errs []error) {
 	if len(batch) == 0 {
 		return
@@ -125,40 +126,80 @@ func (p *Publisher) Publish(ctx context.Context, batch []relay.Message, errs []e
 	// it has not sent yet.
 	pctx, cancel := context.WithTimeout(ctx, p.opts.ackTimeout)
 	defer cancel()
-	// Room for every promise, so that a promise never blocks the client,
-	// even one that fires after Publish has returned.
-	done := make(chan result, len(batch))
 	topics := make([]string, len(batch))
-	pending := make([]bool, len(batch))
+	send := make([]int, 0, len(batch))
 	routes := topicCache{opts: p.opts}
-	n := 0
 	for i := range batch {
-		m := &batch[i]
-		topic, err := routes.route(m)
+		topic, err := routes.route(&batch[i])
 		if err != nil {
 			errs[i] = err
 			continue
 		}
 		topics[i] = topic
+		send = append(send, i)
+	}
+	if !p.produce(ctx, pctx, batch, errs, topics, send) {
+		return
+	}
+	var suspects []int
+	for _, i := range send {
+		if sharedFailure(errs[i]) {
+			suspects = append(suspects, i)
+		}
+	}
+	if len(suspects) < 2 {
+		return // a lone failure was its own
+	}
+	for k, i := range suspects {
+		errs[i] = nil
+		if !p.produce(ctx, pctx, batch, errs, topics, []int{i}) {
+			cause := p.timeoutCause(ctx, pctx, pctx.Err())
+			for _, j := range suspects[k+1:] {
+				errs[j] = p.produceError(&batch[j], topics[j], cause)
+			}
+			return
+		}
+	}
+}
+
+// sharedFailure reports errors the broker gives every record of a produce
+// batch for the fault of one of them.
+func sharedFailure(err error) bool {
+	return errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.InvalidRecord)
+}
+
+// result is the outcome of one record.
+type result struct {
+	i   int
+	err error
+}
+
+// produce produces batch[i] to topics[i] for each i of send and records the
+// outcomes in errs. It reports false when pctx ended first, having recorded
+// a retryable error for every record not confirmed.
+func (p *Publisher) produce(ctx, pctx context.Context, batch []relay.Message, errs []error, topics []string, send []int) bool {
+	// Room for every promise, so that a promise never blocks the client,
+	// even one that fires after Publish has returned.
+	done := make(chan result, len(send))
+	pending := make(map[int]bool, len(send))
+	for _, i := range send {
 		pending[i] = true
-		n++
-		p.cl.Produce(pctx, newRecord(topic, m, p.opts.debezium), func(_ *kgo.Record, err error) {
+		p.cl.Produce(pctx, newRecord(topics[i], &batch[i], p.opts.debezium), func(_ *kgo.Record, err error) {
 			done <- result{i: i, err: err}
 		})
 	}
 	record := func(r result) {
-		pending[r.i] = false
-		n--
+		delete(pending, r.i)
 		if r.err != nil {
 			errs[r.i] = p.produceError(&batch[r.i], topics[r.i], p.timeoutCause(ctx, pctx, r.err))
 		}
 	}
-	for n > 0 {
+	for len(pending) > 0 {
 		select {
 		case r := <-done:
 			record(r)
 		case <-pctx.Done():
-			for drained := false; !drained && n > 0; {
+			for drained := false; !drained && len(pending) > 0; {
 				select {
 				case r := <-done:
 					record(r)
@@ -167,14 +208,13 @@ func (p *Publisher) Publish(ctx context.Context, batch []relay.Message, errs []e
 				}
 			}
 			cause := p.timeoutCause(ctx, pctx, pctx.Err())
-			for i, wait := range pending {
-				if wait {
-					errs[i] = p.produceError(&batch[i], topics[i], cause)
-				}
+			for i := range pending {
+				errs[i] = p.produceError(&batch[i], topics[i], cause)
 			}
-			return
+			return false
 		}
 	}
+	return true
 }
 
 // timeoutCause returns ErrAckTimeout in place of err when err is the end of

@@ -277,3 +277,35 @@ func TestContextCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedBatchFailure: the broker fails a whole produce batch for one
+// record too large for the topic; the good records of that batch are
+// produced again on their own and succeed, only the large one is permanent.
+func TestSharedBatchFailure(t *testing.T) {
+	eachTarget(t, func(t *testing.T, tg target) {
+		ctx := ctxTimeout(t, 60*time.Second)
+		// Linger so that the batch's records share one produce batch.
+		cl := newClient(t, tg.seeds, kgo.ProducerLinger(200*time.Millisecond))
+		prefix := randomName("kafkapub-test-")
+		createTopic(t, ctx, cl, prefix+".order", 1, map[string]string{"max.message.bytes": "2000"})
+		pub, err := kafkapub.New(cl, kafkapub.WithTopicPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch := testMessages("order", 5)
+		batch[2].Payload = make([]byte, 8000)
+		_, _ = rand.Read(batch[2].Payload)
+		for i, err := range publish(ctx, pub, batch) {
+			if i == 2 {
+				if !relay.IsPermanent(err) || !errors.Is(err, kerr.MessageTooLarge) {
+					t.Errorf("message 2: err = %v, want permanent kerr.MessageTooLarge", err)
+				}
+			} else if err != nil {
+				t.Errorf("message %d: %v", i, err)
+			}
+		}
+		if n := len(consume(t, ctx, tg.seeds, 4, prefix+".order")); n != 4 {
+			t.Errorf("consumed %d records, want 4", n)
+		}
+	})
+}
