@@ -286,4 +286,6 @@ func TestDefaultRouter(t *testing.T) {
 }
 
 // nilDial is a DialFunc for tests that never connect.
-func nilDial(context.Context) (*amqp.Connection, error) { return nil, errors.New("no dial in this test") }
+func nilDial(context.Context) (*amqp.Connection, error) {
+	return nil, errors.New("no dial in this test")
+}
