@@ -14,9 +14,14 @@ import (
 	"github.com/jitoutbox/jitoutbox/relay"
 )
 
-// closeTimeout bounds the AMQP close handshake of a connection the
-// publisher drops (Close, or a batch abandoned unconfirmed).
-const closeTimeout = 2 * time.Second
+// closeTimeout bounds the AMQP close handshake of Close and of a connection
+// that cannot open a channel; discardTimeout that of a connection dropped
+// after a batch was abandoned (the broker may be the reason it was: the
+// close then ends without the broker's close-ok).
+const (
+	closeTimeout   = 2 * time.Second
+	discardTimeout = 100 * time.Millisecond
+)
 
 // DialFunc opens a connection to the broker. The publisher owns each
 // connection it returns (it closes it), so a DialFunc opens a new one on
@@ -239,7 +244,7 @@ func (p *Publisher) discard(s *session) {
 		p.conn = nil
 	}
 	p.mu.Unlock()
-	_ = s.conn.CloseDeadline(time.Now().Add(closeTimeout))
+	_ = s.conn.CloseDeadline(time.Now().Add(discardTimeout))
 }
 
 // closeCause returns the channel's close reason if the channel has closed
