@@ -74,7 +74,7 @@ func TestConnectionCut(t *testing.T) {
 	noErrors(t, publish(ctx, p, testMessages(3)))
 	b.consume(q, 3)
 
-	proxy.Stall()
+	proxy.Stall(false)
 	batch := testMessages(5)
 	wait := publishAsync(ctx, p, batch)
 	waitDepth(t, b, q, len(batch))
@@ -128,7 +128,7 @@ func TestContextEnd(t *testing.T) {
 
 	noErrors(t, publish(ctx, p, testMessages(1))) // connect before the stall
 	b.consume(q, 1)
-	proxy.Stall()
+	proxy.Stall(false)
 	batch := testMessages(4)
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -156,7 +156,7 @@ func TestConfirmTimeout(t *testing.T) {
 	proxy, url := newProxy(t, b.url)
 	p := newPub(t, url, rabbitpub.WithExchange(x), rabbitpub.WithConfirmTimeout(300*time.Millisecond))
 	noErrors(t, publish(ctx, p, testMessages(1)))
-	proxy.Stall()
+	proxy.Stall(false)
 	errs := publish(ctx, p, testMessages(3))
 	proxy.Resume()
 	for i, err := range errs {
@@ -197,4 +197,40 @@ func TestNewDial(t *testing.T) {
 			t.Errorf("errs[%d] = %v, want retryable ErrRecoveryEnabled", i, err)
 		}
 	}
+}
+
+// TestBlockedWrite: a publish blocked on a socket write (the broker reads
+// nothing) ends when the context does.
+func TestBlockedWrite(t *testing.T) {
+	ctx := ctxTimeout(t, 60*time.Second)
+	b := newBroker(t)
+	x := b.exchange()
+	q := b.queue(x, "#")
+	proxy, url := newProxy(t, b.url)
+	p := newPub(t, url, rabbitpub.WithExchange(x))
+	noErrors(t, publish(ctx, p, testMessages(1)))
+	b.consume(q, 1)
+	proxy.Stall(true)
+	batch := testMessages(64)
+	for i := range batch {
+		batch[i].Payload = make([]byte, 1<<20)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	errs := publish(pctx, p, batch)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Publish returned after %v, 500ms after its context ended", d)
+	}
+	for i, err := range errs {
+		if err == nil || relay.IsPermanent(err) {
+			t.Errorf("errs[%d] = %v, want a retryable error", i, err)
+		}
+	}
+	t.Logf("first: %v\nlast: %v", errs[0], errs[len(errs)-1])
+	if !errors.Is(errs[len(errs)-1], context.DeadlineExceeded) {
+		t.Errorf("last error = %v, want context.DeadlineExceeded", errs[len(errs)-1])
+	}
+	proxy.Resume()
+	noErrors(t, publish(ctx, p, testMessages(2)))
 }

@@ -18,6 +18,7 @@ type tcpProxy struct {
 	pairs  map[*pair]struct{}
 	refuse bool
 	gate   chan struct{} // closed while broker-to-client traffic flows
+	upGate chan struct{} // closed while client-to-broker traffic flows
 }
 
 // pair is one proxied connection.
@@ -53,7 +54,7 @@ func newProxy(t testing.TB, brokerURL string) (*tcpProxy, string) {
 	}
 	open := make(chan struct{})
 	close(open)
-	p := &tcpProxy{ln: ln, target: target, pairs: make(map[*pair]struct{}), gate: open}
+	p := &tcpProxy{ln: ln, target: target, pairs: make(map[*pair]struct{}), gate: open, upGate: open}
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(func() {
@@ -90,14 +91,14 @@ func (p *tcpProxy) accept() {
 		p.pairs[pr] = struct{}{}
 		p.mu.Unlock()
 		p.wg.Add(2)
-		go p.pipe(pr, s, c, false)
-		go p.pipe(pr, c, s, true)
+		go p.pipe(pr, s, c, true)
+		go p.pipe(pr, c, s, false)
 	}
 }
 
-// pipe copies src to dst until either side closes; gated copies wait
-// while the proxy is stalled.
-func (p *tcpProxy) pipe(pr *pair, dst, src net.Conn, gated bool) {
+// pipe copies src to dst until either side closes, waiting while the
+// proxy stalls its direction (up: client to broker).
+func (p *tcpProxy) pipe(pr *pair, dst, src net.Conn, up bool) {
 	defer p.wg.Done()
 	defer func() {
 		pr.close()
@@ -109,15 +110,16 @@ func (p *tcpProxy) pipe(pr *pair, dst, src net.Conn, gated bool) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if gated {
-				p.mu.Lock()
-				gate := p.gate
-				p.mu.Unlock()
-				select {
-				case <-gate:
-				case <-pr.done:
-					return
-				}
+			p.mu.Lock()
+			gate := p.gate
+			if up {
+				gate = p.upGate
+			}
+			p.mu.Unlock()
+			select {
+			case <-gate:
+			case <-pr.done:
+				return
 			}
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
@@ -143,25 +145,34 @@ func (p *tcpProxy) Cut() {
 }
 
 // Stall holds back broker-to-client traffic (confirms, returns,
-// heartbeats) until Resume; client-to-broker traffic still flows.
-func (p *tcpProxy) Stall() {
+// heartbeats) until Resume; client-to-broker traffic still flows unless
+// up is true.
+func (p *tcpProxy) Stall(up bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-p.gate:
-		p.gate = make(chan struct{})
-	default:
+	shut := func(g *chan struct{}) {
+		select {
+		case <-*g:
+			*g = make(chan struct{})
+		default:
+		}
+	}
+	shut(&p.gate)
+	if up {
+		shut(&p.upGate)
 	}
 }
 
-// Resume lets broker-to-client traffic flow again.
+// Resume lets traffic flow again both ways.
 func (p *tcpProxy) Resume() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	select {
-	case <-p.gate:
-	default:
-		close(p.gate)
+	for _, g := range []chan struct{}{p.gate, p.upGate} {
+		select {
+		case <-g:
+		default:
+			close(g)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package rabbitpub
 import (
 	"context"
 	"fmt"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -46,9 +47,24 @@ func (p *Publisher) Publish(ctx context.Context, batch []relay.Message, errs []e
 		fill(errs, err)
 		return
 	}
+	if err := s.blockedError(); err != nil {
+		fill(errs, err)
+		return
+	}
 	wctx, cancel := context.WithTimeout(ctx, p.opts.confirmTimeout)
 	defer cancel()
+	// A publish is a socket write that ignores ctx: it blocks when the
+	// broker stops reading (a resource alarm, a stalled network). If wctx
+	// ends meanwhile, closing the connection's socket ends the write.
+	guarded := make(chan struct{})
+	stop := context.AfterFunc(wctx, func() {
+		defer close(guarded)
+		_ = s.conn.CloseDeadline(time.Now())
+	})
 	pending, ids := p.send(ctx, wctx, s, batch, errs)
+	if !stop() {
+		<-guarded
+	}
 	if !p.await(ctx, wctx, s, batch, errs, pending, ids) {
 		p.discard(s)
 	}

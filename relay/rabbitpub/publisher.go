@@ -60,8 +60,13 @@ type session struct {
 	ch      *amqp.Channel
 	closes  chan *amqp.Error
 	returns chan amqp.Return
-	// cause is the channel's close reason, once read from closes.
-	cause *amqp.Error
+	// blocks receives the broker's connection.blocked and unblocked
+	// notifications (a resource alarm).
+	blocks chan amqp.Blocking
+	// cause is the channel's close reason, once read from closes; blocked
+	// the last blocking notification.
+	cause   *amqp.Error
+	blocked amqp.Blocking
 }
 
 // New returns a publisher for the broker at the AMQP URL
@@ -174,7 +179,7 @@ func (p *Publisher) session(ctx context.Context) (*session, error) {
 			p.opts.logger.InfoContext(ctx, "rabbitpub: reconnected to the broker")
 		}
 	}
-	s, err := openSession(conn)
+	s, err := openSession(conn, p.sess)
 	if err != nil {
 		if !conn.IsClosed() {
 			// A connection that cannot open a channel is of no use.
@@ -214,15 +219,29 @@ func (p *Publisher) connect(ctx context.Context) (*amqp.Connection, error) {
 }
 
 // openSession opens a channel in confirm mode on conn and registers its
-// close and return notifications.
-func openSession(conn *amqp.Connection) (*session, error) {
+// close and return notifications. prev is the previous session, nil if
+// none: on the same connection its blocking notifications carry over (a
+// connection's listeners are never removed, and one nobody reads would hold
+// up the client library).
+func openSession(conn *amqp.Connection, prev *session) (*session, error) {
 	ch, err := conn.Channel()
 	if err != nil {
 		return nil, err
 	}
+	var blocks chan amqp.Blocking
+	var blocked amqp.Blocking
+	if prev != nil && prev.conn == conn {
+		blocks, blocked = prev.blocks, prev.blocked
+	} else {
+		// Each notification replaces the previous one; a buffer of eight
+		// lets the client library go on while we are not reading.
+		blocks = conn.NotifyBlocked(make(chan amqp.Blocking, 8))
+	}
 	s := &session{
-		conn: conn,
-		ch:   ch,
+		conn:    conn,
+		blocks:  blocks,
+		blocked: blocked,
+		ch:      ch,
 		// One close reason is ever sent: a buffer of one never blocks the
 		// client library's shutdown.
 		closes:  ch.NotifyClose(make(chan *amqp.Error, 1)),
@@ -260,4 +279,26 @@ func (s *session) closeCause() *amqp.Error {
 		}
 	}
 	return s.cause
+}
+
+// blockedError returns a retryable error while the broker has blocked the
+// connection (connection.blocked, sent on a memory or disk alarm): a
+// publish would wait until the alarm clears.
+func (s *session) blockedError() error {
+	for drained := false; !drained; {
+		select {
+		case b, ok := <-s.blocks:
+			if ok {
+				s.blocked = b
+			} else {
+				drained = true
+			}
+		default:
+			drained = true
+		}
+	}
+	if s.blocked.Active {
+		return fmt.Errorf("%w: the broker blocked the connection: %s", ErrNotConnected, s.blocked.Reason)
+	}
+	return nil
 }
