@@ -47,9 +47,13 @@
 // timeout ([ErrConfirmTimeout]), a channel closed because of another
 // message ([ErrChannelClosed]), and a connection that cannot be opened or
 // is lost ([ErrNotConnected]): every unconfirmed message of the batch gets
-// that error, the relay backs off, and the next Publish connects again.
-// When the context given to Publish ends, every unconfirmed message gets
-// the context's error.
+// that error, the relay backs off, and the next Publish connects again. A
+// connection the broker has blocked (connection.blocked, on a memory or
+// disk alarm) fails the batch the same way until the alarm clears. When the
+// context given to Publish ends, every unconfirmed message gets the
+// context's error, and the connection is dropped so that late confirms and
+// returns cannot be mistaken for a later batch's; a publish blocked on a
+// socket write ends then too.
 //
 // The broker URL may hold a password: the publisher never logs it or puts
 // it in an error.

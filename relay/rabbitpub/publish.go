@@ -72,8 +72,9 @@ func (p *Publisher) Publish(ctx context.Context, batch []relay.Message, errs []e
 
 // send publishes the messages of batch in order, recording routing and
 // publish errors in errs, and returns the published messages with the index
-// of each by event id. wctx is ctx bounded by the confirm timeout. It stops at the first publish error: the channel is
-// unusable then, and every message not sent yet gets that error.
+// of each by event id. wctx is ctx bounded by the confirm timeout. It stops
+// at the first publish error: the channel is unusable then, and every
+// message not sent yet gets that error.
 func (p *Publisher) send(ctx, wctx context.Context, s *session, batch []relay.Message, errs []error) ([]inflight, map[string]int) {
 	pending := make([]inflight, 0, len(batch))
 	ids := make(map[string]int, len(batch))
