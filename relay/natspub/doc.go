@@ -5,7 +5,15 @@
 // subject comes from a [Router] (by default [DefaultRouter]:
 // "<prefix>.<aggregate_type>.<event_type>"), whose data is the event's payload
 // and whose headers describe the event (see [HeaderEventID] and its siblings)
-// next to the user's own headers.
+// next to the user's own headers. Messages of dead-lettered events (those the
+// relay hands to its Config.DeadLetter publisher) also carry
+// [HeaderDeadError], [HeaderDeadAttempts] and [HeaderDeadAt].
+//
+// With the [Debezium] option the messages take the shape of Debezium's
+// outbox event router: subject "outbox.event.<aggregate_type>"
+// ([AggregateTypeRouter]), header "id" with the event id and "eventType"
+// with the event type (the names package kafkapub uses), so one consumer
+// written for that shape reads them unchanged.
 //
 // # Delivery guarantees
 //

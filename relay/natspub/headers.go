@@ -1,6 +1,7 @@
 package natspub
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,10 +32,33 @@ const (
 	HeaderCreatedAt = "Jitoutbox-Created-At"
 	// HeaderContentType is the payload's media type, when one was given.
 	HeaderContentType = "Content-Type"
+
+	// HeaderDeadError is the last publish error's text, on messages of
+	// dead-lettered events (relay.Message.Dead set, as the relay hands them
+	// to Config.DeadLetter).
+	HeaderDeadError = "Jitoutbox-Dead-Error"
+	// HeaderDeadAttempts is the number of failed publish attempts, in
+	// decimal, on messages of dead-lettered events.
+	HeaderDeadAttempts = "Jitoutbox-Dead-Attempts"
+	// HeaderDeadAt is when the relay dead-lettered the event, RFC 3339 with
+	// nanoseconds, in UTC, on messages of dead-lettered events.
+	HeaderDeadAt = "Jitoutbox-Dead-At"
+
+	// DebeziumHeaderID is the header that holds the event id with the
+	// Debezium option, as Debezium's outbox event router sets it. It is set
+	// after the user's headers, so a user header "id" cannot replace it.
+	DebeziumHeaderID = "id"
+	// DebeziumHeaderEventType is the header that holds the event type with
+	// the Debezium option: the name Debezium gives it with
+	// table.fields.additional.placement=type:header:eventType (and the name
+	// package kafkapub uses).
+	DebeziumHeaderEventType = "eventType"
 )
 
 // newMsg builds the NATS message for m on subject: the user's headers first,
-// then jitoutbox's, so jitoutbox's win on a clash. jitoutbox's values share
+// then jitoutbox's, so jitoutbox's win on a clash. With debezium, the event
+// id and type are also set as [DebeziumHeaderID] and
+// [DebeziumHeaderEventType]; when m.Dead is set, the Dead headers are added. jitoutbox's values share
 // one backing array (one allocation, not one per header; each value is
 // capped at length one, so that a later Add to a header copies).
 //
@@ -43,7 +67,7 @@ const (
 // array, rather than through jetstream.WithMsgID and WithExpectStream, which
 // cost an option closure and a header allocation per message and set the
 // same headers.
-func newMsg(subject string, m *relay.Message, msgID, expectStream string) *nats.Msg {
+func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezium bool) *nats.Msg {
 	// The exact entry count: up to 8 fits a small map of one group; past
 	// that, sizing the map once beats growing it.
 	n := len(m.Headers) + 4
@@ -55,11 +79,20 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string) *nats.
 	if !m.CreatedAt.IsZero() {
 		n++
 	}
+	if debezium {
+		n += 2
+	}
+	if m.Dead != nil {
+		n += 2
+		if !m.Dead.At.IsZero() {
+			n++
+		}
+	}
 	h := make(nats.Header, n)
 	for k, v := range m.Headers {
 		h.Set(k, v)
 	}
-	vals := make([]string, 0, 9)
+	vals := make([]string, 0, n-len(m.Headers))
 	set := func(k, v string) {
 		vals = append(vals, v)
 		n := len(vals)
@@ -83,6 +116,17 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string) *nats.
 	}
 	if expectStream != "" {
 		set(jetstream.ExpectedStreamHeader, expectStream)
+	}
+	if debezium {
+		set(DebeziumHeaderID, m.ID)
+		set(DebeziumHeaderEventType, m.EventType)
+	}
+	if d := m.Dead; d != nil {
+		set(HeaderDeadError, d.Error)
+		set(HeaderDeadAttempts, strconv.Itoa(d.Attempts))
+		if !d.At.IsZero() {
+			set(HeaderDeadAt, d.At.UTC().Format(time.RFC3339Nano))
+		}
 	}
 	return &nats.Msg{Subject: subject, Header: h, Data: m.Payload}
 }

@@ -23,7 +23,7 @@ func testMessage() relay.Message {
 // the others alone although their values share one backing array.
 func TestNewMsgHeaders(t *testing.T) {
 	m := testMessage()
-	msg := newMsg("events.order", &m, m.ID, "STREAM")
+	msg := newMsg("events.order", &m, m.ID, "STREAM", false)
 	want := map[string]string{
 		HeaderEventID: m.ID, HeaderEventType: "order.placed", HeaderAggregateType: "order",
 		HeaderAggregateID: "o-42", HeaderIdempotencyKey: "k-1", HeaderContentType: "application/json",
@@ -55,6 +55,31 @@ func BenchmarkNewMsg(b *testing.B) {
 	m := testMessage()
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = newMsg("events.order", &m, m.ID, "")
+		_ = newMsg("events.order", &m, m.ID, "", false)
+	}
+}
+
+// TestNewMsgDebeziumAndDead: the Debezium headers and the Dead headers are
+// set after the user's, so they win over user headers of the same names.
+func TestNewMsgDebeziumAndDead(t *testing.T) {
+	m := testMessage()
+	m.Headers = map[string]string{"id": "spoofed", "eventType": "spoofed", "X": "kept"}
+	m.Dead = &relay.DeadInfo{Error: "boom", Attempts: 3, At: time.Date(2026, 11, 23, 9, 0, 0, 0, time.FixedZone("X", -3600))}
+	msg := newMsg("outbox.event.order", &m, "", "", true)
+	want := map[string]string{
+		DebeziumHeaderID: m.ID, DebeziumHeaderEventType: m.EventType, HeaderEventID: m.ID, "X": "kept",
+		HeaderDeadError: "boom", HeaderDeadAttempts: "3", HeaderDeadAt: "2026-11-23T10:00:00Z",
+	}
+	for k, v := range want {
+		if got := msg.Header.Values(k); len(got) != 1 || got[0] != v {
+			t.Errorf("header %s = %q, want [%q]", k, got, v)
+		}
+	}
+	m.Dead, m.Headers = nil, nil
+	msg = newMsg("outbox.order.placed", &m, "", "", false)
+	for _, k := range []string{DebeziumHeaderID, DebeziumHeaderEventType, HeaderDeadError, HeaderDeadAttempts, HeaderDeadAt} {
+		if _, ok := msg.Header[k]; ok {
+			t.Errorf("unexpected header %s", k)
+		}
 	}
 }

@@ -120,7 +120,7 @@ func (p *JetStream) Publish(ctx context.Context, batch []relay.Message, errs []e
 			errs[i] = err
 			continue
 		}
-		paf, err := p.js.PublishMsgAsync(newMsg(subject, m, m.ID, p.opts.expectStream), pubOpts...)
+		paf, err := p.js.PublishMsgAsync(newMsg(subject, m, m.ID, p.opts.expectStream, p.opts.debezium), pubOpts...)
 		if err != nil {
 			errs[i] = publishError(m, subject, err)
 			continue
@@ -145,7 +145,7 @@ func (p *JetStream) publishOne(ctx context.Context, m *relay.Message) error {
 	}
 	actx, cancel := context.WithTimeout(ctx, p.opts.ackTimeout)
 	defer cancel()
-	if _, err := p.js.PublishMsg(actx, newMsg(subject, m, m.ID, p.opts.expectStream)); err != nil {
+	if _, err := p.js.PublishMsg(actx, newMsg(subject, m, m.ID, p.opts.expectStream, p.opts.debezium)); err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
 			err = fmt.Errorf("%w after %v", ErrAckTimeout, p.opts.ackTimeout)
 		}
@@ -209,7 +209,7 @@ func resolved(f inflight, m *relay.Message, errs []error) bool {
 }
 
 // subjectCache routes the messages of one Publish call. With the default
-// router it remembers the subject of each (aggregate type, event type) pair, the
+// router (DefaultRouter, or AggregateTypeRouter with Debezium) it remembers the subject of each (aggregate type, event type) pair, the
 // only fields that router reads: a batch usually holds few pairs, and
 // building and validating a subject is most of a message's routing cost.
 // A custom router is called for every message.

@@ -25,8 +25,9 @@ type Option func(*options) error
 
 type options struct {
 	router Router
-	// defaultRouter: router is DefaultRouter's, whose subject depends on
-	// the aggregate type and event type alone (see subjectCache).
+	// defaultRouter: router is DefaultRouter's (or AggregateTypeRouter's,
+	// with Debezium), whose subject depends on the aggregate type and
+	// event type alone (see subjectCache).
 	defaultRouter bool
 	prefix        string
 	prefixSet     bool
@@ -34,6 +35,7 @@ type options struct {
 	maxPendSet    bool
 	ackTimeout    time.Duration
 	expectStream  string
+	debezium      bool
 
 	// Durability check (JetStream only).
 	syncAlways      bool
@@ -56,7 +58,14 @@ func buildOptions(opts []Option) (*options, error) {
 		return nil, fmt.Errorf("%w: WithRouter and WithSubjectPrefix exclude each other", ErrInvalidOption)
 	}
 	if o.router == nil {
-		r, err := DefaultRouter(o.prefix)
+		newRouter, prefix := DefaultRouter, o.prefix
+		if o.debezium {
+			newRouter = AggregateTypeRouter
+			if !o.prefixSet {
+				prefix = DebeziumSubjectPrefix
+			}
+		}
+		r, err := newRouter(prefix)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
 		}
@@ -66,7 +75,8 @@ func buildOptions(opts []Option) (*options, error) {
 }
 
 // WithRouter sets the function that chooses each message's subject
-// (default: DefaultRouter(DefaultSubjectPrefix)). It excludes
+// (default: DefaultRouter(DefaultSubjectPrefix), or
+// AggregateTypeRouter(DebeziumSubjectPrefix) with Debezium). It excludes
 // WithSubjectPrefix.
 func WithRouter(r Router) Option {
 	return func(o *options) error {
@@ -79,7 +89,8 @@ func WithRouter(r Router) Option {
 }
 
 // WithSubjectPrefix sets the prefix of the default router (default
-// "outbox"). It must be a valid subject ([ValidateSubject]).
+// "outbox", or "outbox.event" with Debezium). It must be a valid subject
+// ([ValidateSubject]).
 func WithSubjectPrefix(prefix string) Option {
 	return func(o *options) error {
 		if err := ValidateSubject(prefix); err != nil {
@@ -164,6 +175,22 @@ func WithOutageAllowance(d time.Duration) Option {
 func WithoutDurabilityCheck() Option {
 	return func(o *options) error {
 		o.noCheck = true
+		return nil
+	}
+}
+
+// Debezium makes messages look like the records of Debezium's outbox event
+// router with its defaults, so that consumers written for that shape read
+// them unchanged: the subject is "outbox.event.<aggregate_type>"
+// ([AggregateTypeRouter] with [DebeziumSubjectPrefix], unless
+// WithSubjectPrefix or WithRouter says otherwise), the data is the payload,
+// the header [DebeziumHeaderID] ("id") holds the event id and
+// [DebeziumHeaderEventType] ("eventType") the event type. Both are set after
+// the user's headers, so they win over a user header of the same name.
+// jitoutbox's own headers are sent as well.
+func Debezium() Option {
+	return func(o *options) error {
+		o.debezium = true
 		return nil
 	}
 }

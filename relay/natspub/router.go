@@ -13,6 +13,11 @@ import (
 // DefaultSubjectPrefix is the subject prefix of the default router.
 const DefaultSubjectPrefix = "outbox"
 
+// DebeziumSubjectPrefix is the subject prefix of the router of the Debezium
+// option, after Debezium's default route.topic.replacement
+// "outbox.event.${routedByValue}", routed by the aggregate type.
+const DebeziumSubjectPrefix = "outbox.event"
+
 // MaxSubjectLen is the longest subject a publisher sends, in bytes. The NATS
 // server closes a connection whose protocol line exceeds max_control_line
 // (4096 bytes by default), so longer subjects are refused up front.
@@ -53,6 +58,28 @@ func DefaultRouter(prefix string) (Router, error) {
 		writeToken(&b, m.AggregateType, false)
 		b.WriteByte('.')
 		writeToken(&b, m.EventType, true)
+		s := b.String()
+		if len(s) > MaxSubjectLen {
+			return "", relay.Permanent(fmt.Errorf("%w: %d bytes is longer than %d", ErrInvalidSubject, len(s), MaxSubjectLen))
+		}
+		return s, nil
+	}, nil
+}
+
+// AggregateTypeRouter returns the router "<prefix>.<aggregate_type>": one
+// subject per aggregate type, whatever the event type, as the Debezium
+// option uses. The prefix and the aggregate type follow DefaultRouter's
+// rules: the aggregate type takes exactly one token, sanitized the same way.
+func AggregateTypeRouter(prefix string) (Router, error) {
+	if err := ValidateSubject(prefix); err != nil {
+		return nil, fmt.Errorf("natspub: subject prefix: %w", err)
+	}
+	return func(m relay.Message) (string, error) {
+		var b strings.Builder
+		b.Grow(len(prefix) + len(m.AggregateType) + 1)
+		b.WriteString(prefix)
+		b.WriteByte('.')
+		writeToken(&b, m.AggregateType, false)
 		s := b.String()
 		if len(s) > MaxSubjectLen {
 			return "", relay.Permanent(fmt.Errorf("%w: %d bytes is longer than %d", ErrInvalidSubject, len(s), MaxSubjectLen))

@@ -44,6 +44,30 @@ func TestDefaultRouter(t *testing.T) {
 	}
 }
 
+func TestAggregateTypeRouter(t *testing.T) {
+	r, err := natspub.AggregateTypeRouter(natspub.DebeziumSubjectPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ agg, want string }{
+		{"order", "outbox.event.order"},
+		{"billing.invoice", "outbox.event.billing_invoice"},
+		{"", "outbox.event._"},
+		{"a*", "outbox.event.a_"},
+	} {
+		got, err := r(relay.Message{AggregateType: c.agg, EventType: "any.thing"})
+		if err != nil || got != c.want {
+			t.Errorf("route(%q) = %q, %v; want %q", c.agg, got, err, c.want)
+		}
+	}
+	if _, err := r(relay.Message{AggregateType: strings.Repeat("x", natspub.MaxSubjectLen)}); !relay.IsPermanent(err) {
+		t.Errorf("too long subject: err = %v, want permanent", err)
+	}
+	if _, err := natspub.AggregateTypeRouter("a..b"); !errors.Is(err, natspub.ErrInvalidSubject) {
+		t.Errorf("bad prefix: err = %v", err)
+	}
+}
+
 func TestValidateSubject(t *testing.T) {
 	for _, ok := range []string{"a", "a.b.c", "svc.outbox.a*b", "ü.x"} {
 		if err := natspub.ValidateSubject(ok); err != nil {

@@ -1,0 +1,132 @@
+package kafkapub
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/jitoutbox/jitoutbox/relay"
+)
+
+// Header names set on records. They are those of package natspub, so a
+// consumer reads the same names from either broker. User headers never use
+// the "Jitoutbox-" prefix (txoutbox rejects it); a user header whose name
+// matches one of these (ignoring case) is dropped, so jitoutbox's win.
+const (
+	// HeaderEventID is the event id (UUIDv7 text).
+	HeaderEventID = "Jitoutbox-Event-Id"
+	// HeaderEventType is the event type.
+	HeaderEventType = "Jitoutbox-Event-Type"
+	// HeaderAggregateType is the aggregate type.
+	HeaderAggregateType = "Jitoutbox-Aggregate-Type"
+	// HeaderAggregateID is the aggregate id (also the record's key).
+	HeaderAggregateID = "Jitoutbox-Aggregate-Id"
+	// HeaderIdempotencyKey is the caller's idempotency key, when one was given.
+	HeaderIdempotencyKey = "Jitoutbox-Idempotency-Key"
+	// HeaderCreatedAt is when the event was registered, RFC 3339 with
+	// nanoseconds, in UTC.
+	HeaderCreatedAt = "Jitoutbox-Created-At"
+	// HeaderContentType is the payload's media type, when one was given.
+	HeaderContentType = "Content-Type"
+
+	// HeaderDeadError is the last publish error's text, on records of
+	// dead-lettered events (relay.Message.Dead set, as the relay hands them
+	// to Config.DeadLetter).
+	HeaderDeadError = "Jitoutbox-Dead-Error"
+	// HeaderDeadAttempts is the number of failed publish attempts, in
+	// decimal, on records of dead-lettered events.
+	HeaderDeadAttempts = "Jitoutbox-Dead-Attempts"
+	// HeaderDeadAt is when the relay dead-lettered the event, RFC 3339 with
+	// nanoseconds, in UTC, on records of dead-lettered events.
+	HeaderDeadAt = "Jitoutbox-Dead-At"
+
+	// DebeziumHeaderID is the header that holds the event id with the
+	// Debezium option, as Debezium's outbox event router sets it.
+	DebeziumHeaderID = "id"
+	// DebeziumHeaderEventType is the header that holds the event type with
+	// the Debezium option: the name Debezium gives it with
+	// table.fields.additional.placement=type:header:eventType.
+	DebeziumHeaderEventType = "eventType"
+)
+
+// newRecord builds the record for m on topic: key = aggregate id, value =
+// payload, the user's headers (sorted by name, for a stable order) followed
+// by jitoutbox's.
+func newRecord(topic string, m *relay.Message, debezium bool) *kgo.Record {
+	own := make([]kgo.RecordHeader, 0, 12)
+	add := func(k, v string) { own = append(own, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
+	if debezium {
+		add(DebeziumHeaderID, m.ID)
+		add(DebeziumHeaderEventType, m.EventType)
+	}
+	add(HeaderEventID, m.ID)
+	add(HeaderEventType, m.EventType)
+	add(HeaderAggregateType, m.AggregateType)
+	add(HeaderAggregateID, m.AggregateID)
+	if m.IdempotencyKey != "" {
+		add(HeaderIdempotencyKey, m.IdempotencyKey)
+	}
+	if !m.CreatedAt.IsZero() {
+		add(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
+	}
+	if m.ContentType != "" {
+		add(HeaderContentType, m.ContentType)
+	}
+	if d := m.Dead; d != nil {
+		add(HeaderDeadError, d.Error)
+		add(HeaderDeadAttempts, strconv.Itoa(d.Attempts))
+		if !d.At.IsZero() {
+			add(HeaderDeadAt, d.At.UTC().Format(time.RFC3339Nano))
+		}
+	}
+
+	headers := own
+	if len(m.Headers) > 0 {
+		keys := make([]string, 0, len(m.Headers))
+		for k := range m.Headers {
+			if !clashes(k, own) {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		headers = make([]kgo.RecordHeader, 0, len(keys)+len(own))
+		for _, k := range keys {
+			headers = append(headers, kgo.RecordHeader{Key: k, Value: []byte(m.Headers[k])})
+		}
+		headers = append(headers, own...)
+	}
+	return &kgo.Record{Topic: topic, Key: []byte(m.AggregateID), Value: m.Payload, Headers: headers}
+}
+
+// clashes reports whether a header named k is among own, ignoring case.
+func clashes(k string, own []kgo.RecordHeader) bool {
+	for _, h := range own {
+		if strings.EqualFold(k, h.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+// Header returns the value of the first header of r named key, "" if it has
+// none.
+func Header(r *kgo.Record, key string) string {
+	if r == nil {
+		return ""
+	}
+	for _, h := range r.Headers {
+		if h.Key == key {
+			return string(h.Value)
+		}
+	}
+	return ""
+}
+
+// EventID returns the jitoutbox event id of a consumed record, "" if it has
+// none. Consumers that must process each event once record it.
+func EventID(r *kgo.Record) string {
+	return Header(r, HeaderEventID)
+}

@@ -1,0 +1,136 @@
+package kafkapub
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Defaults of the options.
+const (
+	// DefaultAckTimeout bounds the wait for the acknowledgements of one
+	// Publish call.
+	DefaultAckTimeout = 10 * time.Second
+)
+
+// ErrInvalidOption reports an invalid option value or a client whose
+// configuration the publisher cannot keep its promises with.
+var ErrInvalidOption = errors.New("kafkapub: invalid option")
+
+// Option configures a publisher. Options check their values and make New
+// and Open fail on a bad one.
+type Option func(*options) error
+
+type options struct {
+	router Router
+	// defaultRouter: router is DefaultRouter's, whose topic depends on the
+	// aggregate type alone (see topicCache).
+	defaultRouter bool
+	prefix        string
+	prefixSet     bool
+	ackTimeout    time.Duration
+	debezium      bool
+	clientOpts    []kgo.Opt
+}
+
+func buildOptions(opts []Option) (*options, error) {
+	o := &options{prefix: DefaultTopicPrefix, ackTimeout: DefaultAckTimeout}
+	for _, opt := range opts {
+		if opt == nil {
+			continue
+		}
+		if err := opt(o); err != nil {
+			return nil, err
+		}
+	}
+	if o.router != nil && o.prefixSet {
+		return nil, fmt.Errorf("%w: WithRouter and WithTopicPrefix exclude each other", ErrInvalidOption)
+	}
+	if o.router == nil {
+		prefix := o.prefix
+		if o.debezium && !o.prefixSet {
+			prefix = DebeziumTopicPrefix
+		}
+		r, err := DefaultRouter(prefix)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
+		o.router, o.defaultRouter = r, true
+	}
+	return o, nil
+}
+
+// WithRouter sets the function that chooses each record's topic (default:
+// DefaultRouter(DefaultTopicPrefix), or DefaultRouter(DebeziumTopicPrefix)
+// with Debezium). It excludes WithTopicPrefix.
+func WithRouter(r Router) Option {
+	return func(o *options) error {
+		if r == nil {
+			return fmt.Errorf("%w: nil Router", ErrInvalidOption)
+		}
+		o.router = r
+		return nil
+	}
+}
+
+// WithTopicPrefix sets the prefix of the default router (default "outbox",
+// or "outbox.event" with Debezium). It must be a valid topic name
+// ([ValidateTopic]) of at most 200 bytes, leaving room for the aggregate type.
+func WithTopicPrefix(prefix string) Option {
+	return func(o *options) error {
+		if err := validatePrefix(prefix); err != nil {
+			return fmt.Errorf("%w: topic prefix: %w", ErrInvalidOption, err)
+		}
+		o.prefix, o.prefixSet = prefix, true
+		return nil
+	}
+}
+
+// WithAckTimeout bounds the wait for the acknowledgements of one Publish
+// call, counted from its start (default 10s). A record not acknowledged in
+// time gets a retryable error wrapping [ErrAckTimeout]. The context given to
+// Publish can end the wait sooner.
+func WithAckTimeout(d time.Duration) Option {
+	return func(o *options) error {
+		if d <= 0 {
+			return fmt.Errorf("%w: ack timeout %v <= 0", ErrInvalidOption, d)
+		}
+		o.ackTimeout = d
+		return nil
+	}
+}
+
+// Debezium makes records look like those of Debezium's outbox event router
+// with its defaults, so that consumers written for Debezium read them
+// unchanged: the topic is "outbox.event.<aggregate_type>" (unless
+// WithTopicPrefix or WithRouter says otherwise), the key is the aggregate
+// id, the value is the payload, the header [DebeziumHeaderID] ("id") holds
+// the event id and [DebeziumHeaderEventType] ("eventType") the event type,
+// as Debezium places it with
+// table.fields.additional.placement=type:header:eventType. jitoutbox's own
+// headers are sent as well.
+func Debezium() Option {
+	return func(o *options) error {
+		o.debezium = true
+		return nil
+	}
+}
+
+// WithClientOptions passes options to the client that Open builds (for
+// example kgo.SASL, kgo.DialTLSConfig, kgo.ProducerLinger). Open adds
+// kgo.RequiredAcks(kgo.AllISRAcks()) after them; options that disable
+// idempotent writes or set a transactional id make Open fail. New rejects
+// WithClientOptions.
+func WithClientOptions(opts ...kgo.Opt) Option {
+	return func(o *options) error {
+		for _, opt := range opts {
+			if opt == nil {
+				return fmt.Errorf("%w: nil kgo.Opt", ErrInvalidOption)
+			}
+		}
+		o.clientOpts = append(o.clientOpts, opts...)
+		return nil
+	}
+}

@@ -1,0 +1,98 @@
+package rabbitpub
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/jitoutbox/jitoutbox/relay"
+)
+
+// Header names set on every published message, the same as natspub's. User
+// headers never use the "Jitoutbox-" prefix (txoutbox rejects it); on a
+// clash jitoutbox's header wins. Every value is a string.
+const (
+	// HeaderEventID is the event id (UUIDv7 text), also the message id.
+	HeaderEventID = "Jitoutbox-Event-Id"
+	// HeaderEventType is the event type, also the message type.
+	HeaderEventType = "Jitoutbox-Event-Type"
+	// HeaderAggregateType is the aggregate type.
+	HeaderAggregateType = "Jitoutbox-Aggregate-Type"
+	// HeaderAggregateID is the aggregate id.
+	HeaderAggregateID = "Jitoutbox-Aggregate-Id"
+	// HeaderIdempotencyKey is the caller's idempotency key, when one was given.
+	HeaderIdempotencyKey = "Jitoutbox-Idempotency-Key"
+	// HeaderCreatedAt is when the event was registered, RFC 3339 with
+	// nanoseconds, in UTC (the timestamp property has whole seconds only).
+	HeaderCreatedAt = "Jitoutbox-Created-At"
+)
+
+// Header names set only on dead letters (messages with relay.Message.Dead
+// set, handed to the relay's dead-letter publisher).
+const (
+	// HeaderDeadError is the last publish error's text.
+	HeaderDeadError = "Jitoutbox-Dead-Error"
+	// HeaderDeadAttempts is the number of failed publish attempts, in decimal.
+	HeaderDeadAttempts = "Jitoutbox-Dead-Attempts"
+	// HeaderDeadAt is when the relay dead-lettered the event, RFC 3339 with
+	// nanoseconds, in UTC.
+	HeaderDeadAt = "Jitoutbox-Dead-At"
+)
+
+// newPublishing builds the AMQP message for m: persistent, MessageId = event
+// id, Type = event type, Timestamp = created at, the user's headers and then
+// jitoutbox's. It fails (permanently) when a short-string field is too long.
+func newPublishing(m *relay.Message) (amqp.Publishing, error) {
+	if len(m.ID) > MaxNameLen || len(m.EventType) > MaxNameLen || len(m.ContentType) > MaxNameLen {
+		return amqp.Publishing{}, relay.Permanent(fmt.Errorf("%w: event id, event type or content type longer than %d bytes", ErrInvalidMessage, MaxNameLen))
+	}
+	h := make(amqp.Table, len(m.Headers)+9)
+	for k, v := range m.Headers {
+		if len(k) > MaxNameLen {
+			return amqp.Publishing{}, relay.Permanent(fmt.Errorf("%w: header name of %d bytes is longer than %d", ErrInvalidMessage, len(k), MaxNameLen))
+		}
+		h[k] = v
+	}
+	h[HeaderEventID] = m.ID
+	h[HeaderEventType] = m.EventType
+	h[HeaderAggregateType] = m.AggregateType
+	h[HeaderAggregateID] = m.AggregateID
+	if m.IdempotencyKey != "" {
+		h[HeaderIdempotencyKey] = m.IdempotencyKey
+	}
+	if !m.CreatedAt.IsZero() {
+		h[HeaderCreatedAt] = m.CreatedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if d := m.Dead; d != nil {
+		h[HeaderDeadError] = d.Error
+		h[HeaderDeadAttempts] = strconv.Itoa(d.Attempts)
+		h[HeaderDeadAt] = d.At.UTC().Format(time.RFC3339Nano)
+	}
+	ct := m.ContentType
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	return amqp.Publishing{
+		Headers:      h,
+		ContentType:  ct,
+		DeliveryMode: amqp.Persistent,
+		MessageId:    m.ID,
+		Type:         m.EventType,
+		Timestamp:    m.CreatedAt,
+		Body:         m.Payload,
+	}, nil
+}
+
+// EventID returns the jitoutbox event id of a received message, "" if it
+// has none. Consumers that must process each event once record it.
+func EventID(d *amqp.Delivery) string {
+	if d == nil {
+		return ""
+	}
+	if s, ok := d.Headers[HeaderEventID].(string); ok {
+		return s
+	}
+	return d.MessageId
+}
