@@ -203,3 +203,76 @@ func TestManyRelays(t *testing.T) {
 		}
 	})
 }
+
+// TestRebalance: 1 relay, then 4, then 1 again while events are committed.
+// Each relay comes to own its share of the partitions; every event is
+// published exactly once (joins and clean leaves release a partition only
+// after its batch in flight is marked), in order per aggregate.
+func TestRebalance(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		relayCfg := func(name string) Config {
+			cfg := testConfig(name)
+			cfg.PollInterval = 50 * time.Millisecond
+			cfg.BatchSize = 20
+			return cfg
+		}
+		r0 := newRelay(t, e, rec, relayCfg("r0"))
+		start(t, r0)
+		waitOwnsAll(t, e, r0)
+		produced := 0
+		produce := func(n int) {
+			for range n {
+				agg := "a" + strconv.Itoa(produced%40)
+				e.insert(t, e.events(agg, produced, 1))
+				produced++
+			}
+		}
+		owned := func(r *Relay) int {
+			n := 0
+			for p := range e.parts {
+				if r.Owns(p) {
+					n++
+				}
+			}
+			return n
+		}
+		produce(100)
+		var others []*Relay
+		var stops []func()
+		for i := 1; i <= 3; i++ {
+			r := newRelay(t, e, rec, relayCfg("r"+strconv.Itoa(i)))
+			others = append(others, r)
+			stops = append(stops, start(t, r))
+			produce(50)
+		}
+		share := e.parts / 4
+		waitFor(t, 30*time.Second, "four relays share the partitions", func() bool {
+			if owned(r0) < share {
+				return false
+			}
+			for _, r := range others {
+				if owned(r) < share {
+					return false
+				}
+			}
+			return true
+		})
+		produce(100)
+		for _, stop := range stops {
+			stop()
+			produce(30)
+		}
+		waitOwnsAll(t, e, r0)
+		produce(50)
+		waitFor(t, 30*time.Second, "every event published", func() bool { return rec.published() >= produced })
+		time.Sleep(200 * time.Millisecond) // a duplicate would come within a few polls
+		rec.check(t)
+		if got := rec.published(); got != produced {
+			t.Errorf("published %d, want %d", got, produced)
+		}
+		if st := e.stats(t); st.Pending != 0 {
+			t.Errorf("%d pending after the rebalance", st.Pending)
+		}
+	})
+}
