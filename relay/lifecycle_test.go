@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -288,4 +289,27 @@ func TestRetrySchedule(t *testing.T) {
 	if d, _ := s.next(base.Add(time.Hour)); d != 0 {
 		t.Fatalf("an overdue time must fire at once, got %v", d)
 	}
+}
+
+// Relays that share a table without a cross-process wake would leave the
+// time-critical events committed elsewhere for their partitions to the
+// poll: the relay says so, naming the fix, instead of waiting silently.
+func TestWarnsWithoutCrossProcessWake(t *testing.T) {
+	e := sqliteEnv(t)
+	var logs syncBuffer
+	cfg := testConfig("lonely")
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	r1 := newRelay(t, e, newRecorder(nil), cfg)
+	start(t, r1)
+	waitOwnsAll(t, e, r1)
+	if strings.Contains(logs.String(), "cross-process wake") {
+		t.Fatalf("a relay alone warned: %s", logs.String())
+	}
+	cfg2 := testConfig("other")
+	cfg2.Sources = []notify.Source{notify.NewLocal()}
+	start(t, newRelay(t, e, newRecorder(nil), cfg2))
+	waitFor(t, 10*time.Second, "the warning", func() bool {
+		s := logs.String()
+		return strings.Contains(s, "cross-process wake") && strings.Contains(s, "pgnotify")
+	})
 }
