@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -312,4 +313,37 @@ func TestWarnsWithoutCrossProcessWake(t *testing.T) {
 		s := logs.String()
 		return strings.Contains(s, "cross-process wake") && strings.Contains(s, "pgnotify")
 	})
+}
+
+// Run refuses, with a typed error and before writing anything, a table
+// that Migrate has not brought to this version and a dialect configured
+// with another partition count than the table's.
+func TestRunRefusesSchemaAndPartitionMismatch(t *testing.T) {
+	e := sqliteEnv(t)
+	d8, err := sqlite.New(sqlite.WithPartitions(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(e.db, d8, newRecorder(nil), testConfig("p8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background()); !errors.Is(err, dialects.ErrPartitionMismatch) {
+		t.Fatalf("Run with 8 partitions on a %d-partition table: %v, want ErrPartitionMismatch", e.parts, err)
+	}
+	other, err := sqlite.New(sqlite.WithTable("never_migrated"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = New(e.db, other, newRecorder(nil), testConfig("old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background()); !errors.Is(err, dialects.ErrSchemaVersion) {
+		t.Fatalf("Run on a table that was never migrated: %v, want ErrSchemaVersion", err)
+	}
+	var n int
+	if err := e.db.QueryRow("SELECT COUNT(*) FROM " + e.d.Table() + "_relays").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("refused relays left %d relay rows (err %v)", n, err)
+	}
 }
