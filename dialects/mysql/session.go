@@ -28,8 +28,11 @@ const (
 	gcAge = time.Minute
 	// waitSeconds bounds one GET_LOCK wait of WaitChange; it waits again
 	// until the lock comes or ctx ends, so the bound only limits how long
-	// a server-side wait outlives a client that vanished.
-	waitSeconds = 20
+	// a server-side wait outlives a client that vanished. Each round is a
+	// statement of an idle relay: 120 s keeps the watch at 1/120
+	// statements a second, under the idle budget with the poll and the
+	// rebalance.
+	waitSeconds = 120
 )
 
 // session is a relay's ownership session: a dedicated connection holding
