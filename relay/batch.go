@@ -109,6 +109,7 @@ func (rn *run) ackedRecently() bool {
 func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) map[string]bool {
 	r := rn.r
 	start := time.Now()
+	rn.lastBatch.Store(start.UnixNano())
 	hctx := ctx
 	if r.cfg.Hooks != nil {
 		hctx = r.cfg.Hooks.BatchStart(ctx, BatchStartInfo{Owner: r.cfg.Owner, Size: len(recs), FastPath: fast})

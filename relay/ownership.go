@@ -18,6 +18,10 @@ const (
 	hungryFor      = 2
 )
 
+// busyCheck is how often the owner proves its session while the relay is
+// publishing (one statement a second under load, none while idle).
+const busyCheck = time.Second
+
 // ownUpdate tells the publish loop which partitions to publish. done is
 // closed once it applies, which is after the batch in flight: a relay
 // releases a partition only when nothing of it is in flight.
@@ -40,7 +44,12 @@ type owner struct {
 	// lease dialect ends: the publish loop starts no Publish that could
 	// outlast it. Set here on every renewal, without waiting for the loop.
 	validUntil *atomic.Int64
-	sent       []int // the owned set last handed to the publish loop
+	// lastBatch (unix nanoseconds) is when the publish loop last started a
+	// batch: while it is busy, the owner proves its session every
+	// busyCheck, so that a relay whose lock connection died stops
+	// publishing within about a second, not a rebalance interval.
+	lastBatch *atomic.Int64
+	sent      []int // the owned set last handed to the publish loop
 
 	sess     dialects.Session
 	owned    []int // partitions the session holds, sorted
@@ -112,6 +121,9 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 	}
 	if o.hungry > 0 {
 		next = min(next, hungryInterval)
+	}
+	if time.Since(time.Unix(0, o.lastBatch.Load())) < 2*busyCheck {
+		next = min(next, busyCheck)
 	}
 	return next
 }

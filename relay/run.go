@@ -36,6 +36,7 @@ type run struct {
 	active     []int        // partitions published now, sorted
 	token      string       // the session's fencing token
 	validUntil atomic.Int64 // lease dialects: ownership certain until then (unix ns; 0: no limit)
+	lastBatch  atomic.Int64 // when the last batch started (unix ns), for the owner's busy checks
 	recent     map[int64]struct{}
 	recentQ    []int64
 	trouble    time.Duration // current outage/db-error back-off, 0 when healthy
@@ -53,7 +54,7 @@ func newRun(r *Relay, parts int) *run {
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
-		validUntil: &rn.validUntil}
+		validUntil: &rn.validUntil, lastBatch: &rn.lastBatch}
 	return rn
 }
 
@@ -211,22 +212,34 @@ func (rn *run) loop(ctx context.Context) {
 func (rn *run) cycle(ctx context.Context, handoffOnly bool) cycleResult {
 	rn.r.c.cycles.Add(1)
 	var res cycleResult
-	recs, read := rn.r.hand.take()
-	recs = rn.ownedFresh(recs)
-	ok := true
-	for len(recs) > 0 && ok {
-		n := min(len(recs), rn.r.cfg.BatchSize)
-		res.claimed += n
-		rn.publishBatch(ctx, recs[:n], true, &res)
-		recs = recs[n:]
-		ok = res.dbErr == nil && !res.outage && ctx.Err() == nil
-	}
+	read, ok := rn.publishHandoff(ctx, &res)
 	if ok && (read || !handoffOnly) {
 		rn.applyPending()
 		rn.read(ctx, &res)
 	}
 	rn.afterCycle(ctx, &res)
 	return res
+}
+
+// publishHandoff publishes the records handed over since the last call,
+// first of all, and reports whether a read was asked for and whether the
+// cycle may go on. The read loop calls it between batches too, so that a
+// time-critical commit waits for at most the batch in flight, never for a
+// whole backlog: its records are free (no earlier event of their aggregate
+// was pending at its flush), so they may go before rows read earlier.
+func (rn *run) publishHandoff(ctx context.Context, res *cycleResult) (read, ok bool) {
+	recs, read := rn.r.hand.take()
+	recs = rn.ownedFresh(recs)
+	for len(recs) > 0 {
+		n := min(len(recs), rn.r.cfg.BatchSize)
+		res.claimed += n
+		rn.publishBatch(ctx, recs[:n], true, res)
+		recs = recs[n:]
+		if res.dbErr != nil || res.outage || ctx.Err() != nil {
+			return read, false
+		}
+	}
+	return read, true
 }
 
 // ownedFresh keeps the handed-over records of partitions the run publishes
@@ -308,10 +321,13 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			return total, false
 		}
 		full := len(rr.recs) >= rn.r.cfg.BatchSize
-		recs := rr.recs
-		if prefetched {
-			recs = rn.keep(recs, held)
+		if _, ok := rn.publishHandoff(ctx, res); !ok {
+			if ahead != nil {
+				<-ahead
+			}
+			return total, false
 		}
+		recs := rn.keep(rr.recs, held)
 		if len(rr.recs) == 0 && !prefetched {
 			return total, true
 		}
@@ -355,12 +371,16 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 	return total, true
 }
 
-// keep drops, from a batch read ahead, the rows of aggregates held behind a
-// failure of the batch before and the rows of partitions no longer owned.
+// keep drops, from a batch read (ahead), the rows of aggregates held behind
+// a failure of an earlier batch of the chain, the rows of partitions no
+// longer owned, and rows the hand-over published since the read.
 func (rn *run) keep(recs []dialects.Record, held map[string]bool) []dialects.Record {
 	out := recs[:0:0]
 	for i := range recs {
 		if held[aggKey(&recs[i])] {
+			continue
+		}
+		if _, dup := rn.recent[recs[i].Seq]; dup {
 			continue
 		}
 		if _, ok := slices.BinarySearch(rn.active, recs[i].Partition); !ok {
