@@ -9,18 +9,25 @@
 // payload (bytea). Event ids must be UUIDs (column type uuid). Text columns
 // cannot hold NUL bytes or invalid UTF-8 (a PostgreSQL rule).
 //
-// A claim is one call of the <table>_claim function: it locks the 'claim'
-// row of <table>_locks (SELECT ... FOR UPDATE), applies the per-aggregate
-// hold-back to the first 2 x limit pending rows in one pass, and leases the
-// picks with UPDATE ... FROM (SELECT ... FOR UPDATE SKIP LOCKED) RETURNING,
-// scanning on past that look only when it leased too few. Marks and deletes
-// are one call of <table>_mark. Both are prepared once per connection and
-// commit without waiting for the WAL flush (a lease or mark lost in a server
-// crash only means a later, duplicate publish).
+// Ownership: a relay session holds, on a connection of its own, an
+// advisory lock per owned partition (namespace: a hash of the table name)
+// and a member lock naming its row in <table>_relays; ownership lasts
+// exactly as long as that connection, so run relays directly against
+// PostgreSQL or through a pooler in session mode, never transaction mode.
+// The owner's token in <table>_partitions fences every mark and failure.
 //
-// Schema: Dialect.Schema returns the DDL (statements separated by ";\n") for
-// your own migration tool; Dialect.Migrate applies the same text idempotently
-// in one transaction under an advisory lock. The SQL lives in the package's
-// sql/*.sql files. Table names may be schema-qualified ("app.outbox") and are
+// A read is one call of the <table>_read function: a plain SELECT that
+// walks the pending rows in seq order (claim_idx) keeping the relay's
+// partitions and leaving out blocked aggregates, planned that way even
+// before statistics catch up with a fresh backlog. Marks and deletes are one
+// call of <table>_mark. Both are prepared once per connection; marks commit
+// without waiting for the WAL flush (a mark lost in a server crash only
+// means a later, duplicate publish).
+//
+// Schema: numbered migrations in sql/migrations/, recorded in
+// <table>_migrations; Dialect.Migrate applies the missing ones in one
+// transaction under an advisory lock, and Dialect.Schema returns them all
+// (statements separated by ";\n") for your own migration tool. The other
+// SQL lives in the package's sql/*.sql files, one statement each. Table names may be schema-qualified ("app.outbox") and are
 // used unquoted (folded to lower case).
 package postgres
