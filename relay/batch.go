@@ -57,6 +57,7 @@ func splitWaves(recs []dialects.Record) [][]*dialects.Record {
 func toMessage(rec *dialects.Record) Message {
 	return Message{
 		ID:             rec.ID,
+		Seq:            rec.Seq,
 		AggregateType:  rec.AggregateType,
 		AggregateID:    rec.AggregateID,
 		EventType:      rec.EventType,

@@ -11,6 +11,11 @@ type Message struct {
 	// ID is the event id (UUIDv7 text). Brokers that deduplicate should use it
 	// as the message id (JetStream: Nats-Msg-Id).
 	ID string
+	// Seq is the outbox row's sequence number: it grows with registration
+	// order within an aggregate, so a consumer can tell an event older than
+	// the last one it applied for its aggregate. Publishers send it as a
+	// header (Jitoutbox-Seq).
+	Seq int64
 	// AggregateType, AggregateID and EventType describe the event.
 	AggregateType string
 	AggregateID   string
