@@ -62,7 +62,8 @@ type Config struct {
 	// LeaseDuration is how long the relay owns its partitions without
 	// renewing, on dialects whose ownership is a lease (SQLite): a relay
 	// that dies delays its partitions' events by at most this long, and
-	// renews every third of it. Dialects with session locks (PostgreSQL,
+	// renews at half of it (and stops publishing before
+	// it could expire during a Publish). Dialects with session locks (PostgreSQL,
 	// MariaDB/MySQL) ignore it: ownership there lasts as long as the relay's
 	// session connection. It must exceed PublishTimeout. Default 60s.
 	LeaseDuration time.Duration

@@ -117,7 +117,7 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 	}
 	next := jitter(cfg.RebalanceInterval)
 	if o.leases {
-		next = min(next, cfg.LeaseDuration/3)
+		next = min(next, cfg.LeaseDuration/2)
 	}
 	if o.hungry > 0 {
 		next = min(next, hungryInterval)
