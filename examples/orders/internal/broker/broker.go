@@ -53,7 +53,7 @@ type Config struct {
 	Prefix string
 	// DeadLetter, when set, is where dead-lettered events are also
 	// published: a subject (NATS), a topic exchange (RabbitMQ, declared
-	// here) or a topic (Kafka). Default: none.
+	// here with a queue of its name) or a topic (Kafka). Default: none.
 	DeadLetter string
 }
 
@@ -79,7 +79,8 @@ func (c *Conn) Close() {
 }
 
 // Open connects to cfg.Broker and builds its publishers; for NATS and
-// RabbitMQ it also creates the stream or the exchanges the example needs.
+// RabbitMQ it also creates the stream, or the exchanges and their queues
+// (each named as its exchange, bound to "#"), that the example needs.
 func Open(ctx context.Context, cfg Config) (*Conn, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = shop.DefaultSubjectPrefix
@@ -133,8 +134,10 @@ func (c *Conn) openRabbitMQ(cfg Config) error {
 	if cfg.AMQPURL == "" {
 		return fmt.Errorf("%w: no RabbitMQ URL: pass -amqp or set JITOUTBOX_AMQP_URL", ErrConfig)
 	}
-	// Declare the topic exchanges (an existing one of the same kind is
-	// kept). Consumers declare and bind their own queues.
+	// Declare the topic exchanges and, for each, a durable queue of the
+	// same name bound to every key, so that events are kept (the publisher
+	// is mandatory: an event no queue receives would be dead-lettered).
+	// Existing ones of the same kind are kept.
 	conn, err := amqp.DialConfig(cfg.AMQPURL, amqp.Config{Dial: amqp.DefaultDial(10 * time.Second)})
 	if err != nil {
 		return fmt.Errorf("broker: connect to RabbitMQ: %w", err) // amqp091 errors do not quote the URL
@@ -150,6 +153,12 @@ func (c *Conn) openRabbitMQ(cfg Config) error {
 		}
 		if err := ch.ExchangeDeclare(ex, amqp.ExchangeTopic, true, false, false, false, nil); err != nil {
 			return fmt.Errorf("broker: declare exchange %s: %w", ex, err)
+		}
+		if _, err := ch.QueueDeclare(ex, true, false, false, false, nil); err != nil {
+			return fmt.Errorf("broker: declare queue %s: %w", ex, err)
+		}
+		if err := ch.QueueBind(ex, "#", ex, false, nil); err != nil {
+			return fmt.Errorf("broker: bind queue %s: %w", ex, err)
 		}
 	}
 	c.Healthy = func() bool { return !conn.IsClosed() }
