@@ -12,84 +12,160 @@ import (
 	"github.com/jitoutbox/jitoutbox/notify/natsnotify"
 	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/kafkapub"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
+	"github.com/jitoutbox/jitoutbox/relay/rabbitpub"
 )
 
 // Environment variables read for defaults.
 const (
-	envPostgresDSN = "JITOUTBOX_POSTGRES_DSN"
-	envMySQLDSN    = "JITOUTBOX_MYSQL_DSN"
-	envSQLiteDSN   = "JITOUTBOX_SQLITE_DSN"
-	envNATSURL     = "JITOUTBOX_NATS_URL"
-	defaultNATSURL = "nats://127.0.0.1:4222"
+	envPostgresDSN  = "JITOUTBOX_POSTGRES_DSN"
+	envMySQLDSN     = "JITOUTBOX_MYSQL_DSN"
+	envSQLiteDSN    = "JITOUTBOX_SQLITE_DSN"
+	envNATSURL      = "JITOUTBOX_NATS_URL"
+	envAMQPURL      = "JITOUTBOX_AMQP_URL"
+	envKafkaBrokers = "JITOUTBOX_KAFKA_BROKERS"
+	defaultNATSURL  = "nats://127.0.0.1:4222"
 )
 
-// errUsage marks a bad command line (exit status 2).
+// Brokers of -broker.
+const (
+	brokerNATS     = "nats"
+	brokerRabbitMQ = "rabbitmq"
+	brokerKafka    = "kafka"
+)
+
+// errUsage marks a bad command line (exit status 2). Every flagError
+// matches it.
 var errUsage = errors.New("usage")
+
+// flagError reports a bad flag value or a bad combination of flags: Flag
+// names the flag to change, Reason says what is wrong and how to fix it.
+// Err, when set, is the cause (Reason is then its text unless given). It
+// matches errUsage. Its text never holds a URL or DSN.
+type flagError struct {
+	Flag   string
+	Reason string
+	Err    error
+}
+
+func (e *flagError) Error() string {
+	if e.Reason == "" && e.Err != nil {
+		return e.Flag + ": " + e.Err.Error()
+	}
+	return e.Flag + ": " + e.Reason
+}
+
+// Unwrap returns the cause, if any.
+func (e *flagError) Unwrap() error { return e.Err }
+
+// Is reports errUsage.
+func (e *flagError) Is(target error) bool { return target == errUsage }
+
+func flagErrorf(flag, format string, args ...any) error {
+	return &flagError{Flag: flag, Reason: fmt.Sprintf(format, args...)}
+}
 
 // config is the parsed command line.
 type config struct {
-	dialect         string
-	dsn             string
-	natsURL         string
-	publisher       string
-	subjectPrefix   string
-	stream          string
-	wake            string
-	wakeChannel     string
-	wakeSubject     string
+	dialect string
+	dsn     string
+
+	broker     string
+	natsURL    string
+	amqpURL    string
+	kafka      []string
+	deadLetter string
+	debezium   bool
+	// NATS
+	publisher     string
+	subjectPrefix string
+	stream        string
+	natsName      string
+	// RabbitMQ
+	exchange string
+	// Kafka
+	topicPrefix     string
+	kafkaAutoCreate bool
+
+	wake        string
+	wakeChannel string
+	wakeSubject string
+
 	batch           int
 	poll            time.Duration
 	lease           time.Duration
+	rebalance       time.Duration
 	publishTimeout  time.Duration
+	releaseOnDead   bool
 	table           string
 	migrate         bool
 	deleteOnPublish bool
 	owner           string
 	logLevel        slog.Level
 	logFormat       string
-	natsName        string
 }
 
-// parseFlags parses args; env supplies the DSN and NATS URL defaults.
-// Messages (usage, errors) go to stderr.
+// needsNATS reports whether the relay connects to NATS: to publish there or
+// to receive its wakes.
+func (c config) needsNATS() bool { return c.broker == brokerNATS || c.wake == "nats" }
+
+// parseFlags parses args; env supplies the DSN and broker address defaults.
+// Messages (usage, errors) go to stderr. A bad value or combination is a
+// *flagError.
 func parseFlags(args []string, env func(string) string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("jitoutbox-relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.dialect, "dialect", "postgres", "database: postgres, mysql or sqlite")
 	fs.StringVar(&c.dsn, "dsn", "", "database DSN (default $"+envPostgresDSN+", $"+envMySQLDSN+" or $"+envSQLiteDSN+" by -dialect); never logged")
-	fs.StringVar(&c.natsURL, "nats", "", "NATS server URL(s), comma-separated (default $"+envNATSURL+" or "+defaultNATSURL+")")
-	fs.StringVar(&c.publisher, "publisher", "jetstream", "jetstream (at least once) or core (at most once)")
-	fs.StringVar(&c.subjectPrefix, "subject-prefix", natspub.DefaultSubjectPrefix, "events are published to <prefix>.<aggregate_type>.<event_type>")
-	fs.StringVar(&c.stream, "stream", "", "create or update this JetStream stream for <prefix>.> at start (default: expect it to exist)")
-	fs.StringVar(&c.wake, "wake", "", "cross-process wake: pg (LISTEN/NOTIFY), nats (core subject) or none (default pg for postgres, nats otherwise)")
+
+	fs.StringVar(&c.broker, "broker", brokerNATS, "where events go: nats, rabbitmq or kafka")
+	fs.StringVar(&c.natsURL, "nats", "", "NATS server URL(s), comma-separated (default $"+envNATSURL+" or "+defaultNATSURL+"); never logged")
+	fs.StringVar(&c.amqpURL, "amqp", "", "RabbitMQ URL for -broker rabbitmq (default $"+envAMQPURL+"); never logged")
+	kafka := fs.String("kafka", "", "Kafka seed brokers host:port, comma-separated, for -broker kafka (default $"+envKafkaBrokers+")")
+	fs.StringVar(&c.deadLetter, "dead-letter", "", "also publish dead-lettered events, with their Jitoutbox-Dead-* headers, to this NATS subject, RabbitMQ exchange or Kafka topic (default: none)")
+	fs.BoolVar(&c.debezium, "debezium", false, "Debezium outbox event router shape (nats, kafka): outbox.event.<aggregate_type>, headers id and eventType")
+
+	fs.StringVar(&c.publisher, "publisher", "jetstream", "NATS: jetstream (at least once) or core (at most once)")
+	fs.StringVar(&c.subjectPrefix, "subject-prefix", "", "NATS: events go to <prefix>.<aggregate_type>.<event_type> (default "+natspub.DefaultSubjectPrefix+"; with -debezium <prefix>.<aggregate_type>, default "+natspub.DebeziumSubjectPrefix+")")
+	fs.StringVar(&c.stream, "stream", "", "NATS: create this JetStream stream for <prefix>.> (and -dead-letter) if it is missing; an existing stream is never changed")
+	fs.StringVar(&c.natsName, "nats-name", "jitoutbox-relay", "NATS connection name (shown by the server's connz)")
+	fs.StringVar(&c.exchange, "exchange", "", "RabbitMQ: exchange events are published on with routing key <aggregate_type>.<event_type> (required; the relay does not declare it)")
+	fs.StringVar(&c.topicPrefix, "topic-prefix", "", "Kafka: events go to <prefix>.<aggregate_type> (default "+kafkapub.DefaultTopicPrefix+"; with -debezium "+kafkapub.DebeziumTopicPrefix+")")
+	fs.BoolVar(&c.kafkaAutoCreate, "kafka-auto-create", false, "Kafka: let the brokers create missing topics (auto.create.topics.enable); by default a missing topic dead-letters its events")
+
+	fs.StringVar(&c.wake, "wake", "", "cross-process wake: pg (LISTEN/NOTIFY), nats (core subject) or none (default pg for postgres, else nats with -broker nats, else none)")
 	fs.StringVar(&c.wakeChannel, "wake-channel", pgnotify.DefaultChannel, "PostgreSQL LISTEN channel for -wake pg")
 	fs.StringVar(&c.wakeSubject, "wake-subject", natsnotify.DefaultSubject, "NATS subject for -wake nats")
-	fs.IntVar(&c.batch, "batch", relay.DefaultBatchSize, "most rows claimed at once")
+
+	fs.IntVar(&c.batch, "batch", relay.DefaultBatchSize, "most rows read and published at once")
 	fs.DurationVar(&c.poll, "poll", relay.DefaultPollInterval, "safety-net poll interval")
-	fs.DurationVar(&c.lease, "lease", relay.DefaultLeaseDuration, "how long claimed rows stay leased; a killed relay's rows wait at most this long (must exceed -publish-timeout)")
+	fs.DurationVar(&c.lease, "lease", relay.DefaultLeaseDuration, "SQLite: how long the relay owns its partitions without renewing; a killed relay's events wait at most this long (must exceed -publish-timeout; PostgreSQL and MySQL use session locks)")
+	fs.DurationVar(&c.rebalance, "rebalance", relay.DefaultRebalance, "how often the relay rebalances partitions with the other relays")
 	fs.DurationVar(&c.publishTimeout, "publish-timeout", relay.DefaultPublishTimeout, "bound on one publish call")
+	fs.BoolVar(&c.releaseOnDead, "release-on-dead", false, "let later events of an aggregate flow past a dead-lettered one (a requeued event then arrives out of order); by default the aggregate waits for outboxctl requeue or skip")
 	fs.StringVar(&c.table, "table", "", "outbox table (default outbox)")
-	fs.BoolVar(&c.migrate, "migrate", false, "create the outbox schema if missing before relaying")
+	fs.BoolVar(&c.migrate, "migrate", false, "create or upgrade the outbox schema before relaying")
 	fs.BoolVar(&c.deleteOnPublish, "delete-on-publish", false, "delete rows once published instead of marking them")
-	fs.StringVar(&c.owner, "owner", "", "relay owner id in leases, unique per relay (default <host>-<pid>-<random>)")
-	fs.StringVar(&c.natsName, "nats-name", "jitoutbox-relay", "NATS connection name (shown by the server's connz)")
+	fs.StringVar(&c.owner, "owner", "", "relay name in the relays table and logs, unique per relay (default <host>-<pid>-<random>)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "json", "json or text")
 	if err := fs.Parse(args); err != nil {
 		return c, errUsage // flag has printed the error and the usage
 	}
+	set := make(map[string]bool)
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if fs.NArg() > 0 {
-		return c, usagef("unexpected arguments %q", fs.Args())
+		return c, &flagError{Flag: "arguments", Reason: fmt.Sprintf("unexpected %q: the command takes flags only", fs.Args())}
 	}
 	if err := c.logLevel.UnmarshalText([]byte(*level)); err != nil {
-		return c, usagef("-log-level %q: use debug, info, warn or error", *level)
+		return c, flagErrorf("-log-level", "%q: use debug, info, warn or error", *level)
 	}
 	switch c.logFormat {
 	case "json", "text":
 	default:
-		return c, usagef("-log-format %q: use json or text", c.logFormat)
+		return c, flagErrorf("-log-format", "%q: use json or text", c.logFormat)
 	}
 	switch c.dialect {
 	case "postgres":
@@ -99,66 +175,191 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	case "sqlite":
 		c.dsn = orDefault(c.dsn, env(envSQLiteDSN))
 	default:
-		return c, usagef("-dialect %q: use postgres, mysql or sqlite", c.dialect)
+		return c, flagErrorf("-dialect", "%q: use postgres, mysql or sqlite", c.dialect)
 	}
 	if c.dsn == "" {
-		return c, usagef("no DSN: pass -dsn or set the environment variable for -dialect %s", c.dialect)
+		return c, flagErrorf("-dsn", "no DSN: pass -dsn or set the environment variable for -dialect %s", c.dialect)
+	}
+	if err := c.parseBroker(set, env, *kafka); err != nil {
+		return c, err
+	}
+	if err := c.parseWake(); err != nil {
+		return c, err
+	}
+	if err := c.parseTuning(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// parseBroker checks -broker and the flags that belong to it.
+func (c *config) parseBroker(set map[string]bool, env func(string) string, kafka string) error {
+	only := map[string]string{
+		"publisher": brokerNATS, "subject-prefix": brokerNATS, "stream": brokerNATS,
+		"exchange": brokerRabbitMQ, "amqp": brokerRabbitMQ,
+		"topic-prefix": brokerKafka, "kafka-auto-create": brokerKafka, "kafka": brokerKafka,
+	}
+	switch c.broker {
+	case brokerNATS, brokerRabbitMQ, brokerKafka:
+	default:
+		return flagErrorf("-broker", "%q: use nats, rabbitmq or kafka", c.broker)
+	}
+	for name, b := range only {
+		if set[name] && b != c.broker {
+			return flagErrorf("-"+name, "applies to -broker %s only, not -broker %s; remove it", b, c.broker)
+		}
+	}
+	if c.debezium && c.broker == brokerRabbitMQ {
+		return flagErrorf("-debezium", "the Debezium shape exists for -broker nats and kafka only; remove -debezium or choose another broker")
 	}
 	c.natsURL = orDefault(c.natsURL, orDefault(env(envNATSURL), defaultNATSURL))
+	switch c.broker {
+	case brokerNATS:
+		return c.parseNATS()
+	case brokerRabbitMQ:
+		c.amqpURL = orDefault(c.amqpURL, env(envAMQPURL))
+		if c.amqpURL == "" {
+			return flagErrorf("-amqp", "no RabbitMQ URL: pass -amqp amqp://user:password@host:5672/vhost or set $%s", envAMQPURL)
+		}
+		if c.exchange == "" {
+			return flagErrorf("-exchange", "-broker rabbitmq needs the exchange to publish on (declare it, a topic exchange suits, and bind your queues)")
+		}
+		if err := rabbitpub.ValidateName(c.exchange); err != nil {
+			return flagErrorf("-exchange", "%v", err)
+		}
+		if c.deadLetter != "" {
+			if err := rabbitpub.ValidateName(c.deadLetter); err != nil {
+				return flagErrorf("-dead-letter", "not an exchange name: %v", err)
+			}
+		}
+	case brokerKafka:
+		for _, s := range strings.Split(orDefault(kafka, env(envKafkaBrokers)), ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.kafka = append(c.kafka, s)
+			}
+		}
+		if len(c.kafka) == 0 {
+			return flagErrorf("-kafka", "no Kafka brokers: pass -kafka host:9092[,host2:9092] or set $%s", envKafkaBrokers)
+		}
+		if c.topicPrefix == "" {
+			c.topicPrefix = kafkapub.DefaultTopicPrefix
+			if c.debezium {
+				c.topicPrefix = kafkapub.DebeziumTopicPrefix
+			}
+		}
+		if _, err := kafkapub.DefaultRouter(c.topicPrefix); err != nil {
+			return flagErrorf("-topic-prefix", "%v", err)
+		}
+		if c.deadLetter != "" {
+			if err := kafkapub.ValidateTopic(c.deadLetter); err != nil {
+				return flagErrorf("-dead-letter", "not a topic name: %v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// parseNATS checks the NATS flags of -broker nats.
+func (c *config) parseNATS() error {
 	switch c.publisher {
 	case "jetstream":
 	case "core":
 		if c.stream != "" {
-			return c, usagef("-stream needs -publisher jetstream")
+			return flagErrorf("-stream", "needs -publisher jetstream")
 		}
 	default:
-		return c, usagef("-publisher %q: use jetstream or core", c.publisher)
+		return flagErrorf("-publisher", "%q: use jetstream or core", c.publisher)
+	}
+	if c.subjectPrefix == "" {
+		c.subjectPrefix = natspub.DefaultSubjectPrefix
+		if c.debezium {
+			c.subjectPrefix = natspub.DebeziumSubjectPrefix
+		}
 	}
 	if err := natspub.ValidateSubject(c.subjectPrefix); err != nil {
-		return c, usagef("-subject-prefix: %v", err)
+		return flagErrorf("-subject-prefix", "%v", err)
 	}
 	if c.stream != "" && strings.ContainsAny(c.stream, ".*> \t\r\n") {
-		return c, usagef("-stream %q: a stream name has no '.', '*', '>' or whitespace", c.stream)
+		return flagErrorf("-stream", "%q: a stream name has no '.', '*', '>' or whitespace", c.stream)
 	}
+	if c.deadLetter != "" {
+		if err := natspub.ValidateSubject(c.deadLetter); err != nil {
+			return flagErrorf("-dead-letter", "not a subject to publish on: %v", err)
+		}
+		if subjectCovers(c.subjectPrefix+".>", c.deadLetter) {
+			return flagErrorf("-dead-letter", "subject %q is under -subject-prefix %q, so consumers of events would receive dead letters as events; choose a subject outside it", c.deadLetter, c.subjectPrefix)
+		}
+	}
+	return nil
+}
+
+// parseWake checks -wake and its subject or channel.
+func (c *config) parseWake() error {
 	if c.wake == "" {
-		c.wake = "nats"
-		if c.dialect == "postgres" {
+		switch {
+		case c.dialect == "postgres":
 			c.wake = "pg"
+		case c.broker == brokerNATS:
+			c.wake = "nats"
+		default:
+			c.wake = "none"
 		}
 	}
 	switch c.wake {
 	case "pg":
 		if c.dialect != "postgres" {
-			return c, usagef("-wake pg needs -dialect postgres; use -wake nats")
+			return flagErrorf("-wake", "pg needs -dialect postgres; use -wake nats")
 		}
 		if _, err := pgnotify.NewTxNotifier(pgnotify.WithChannel(c.wakeChannel)); err != nil {
-			return c, usagef("-wake-channel: %v", err)
+			return flagErrorf("-wake-channel", "%v", err)
 		}
 	case "nats":
 		if err := natsnotify.ValidateSubject(c.wakeSubject); err != nil {
-			return c, usagef("-wake-subject: %v", err)
+			return flagErrorf("-wake-subject", "%v", err)
 		}
 	case "none":
 	default:
-		return c, usagef("-wake %q: use pg, nats or none", c.wake)
+		return flagErrorf("-wake", "%q: use pg, nats or none", c.wake)
 	}
-	if c.batch <= 0 {
-		return c, usagef("-batch %d: must be positive", c.batch)
-	}
-	if c.poll <= 0 {
-		return c, usagef("-poll %v: must be positive", c.poll)
-	}
-	if c.publishTimeout <= 0 {
-		return c, usagef("-publish-timeout %v: must be positive", c.publishTimeout)
-	}
-	if c.lease <= c.publishTimeout {
-		return c, usagef("-lease %v must exceed -publish-timeout %v", c.lease, c.publishTimeout)
-	}
-	return c, nil
+	return nil
 }
 
-func usagef(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+// parseTuning checks the relay's numbers.
+func (c *config) parseTuning() error {
+	switch {
+	case c.batch <= 0:
+		return flagErrorf("-batch", "%d: must be positive", c.batch)
+	case c.poll <= 0:
+		return flagErrorf("-poll", "%v: must be positive", c.poll)
+	case c.publishTimeout <= 0:
+		return flagErrorf("-publish-timeout", "%v: must be positive", c.publishTimeout)
+	case c.rebalance <= 0:
+		return flagErrorf("-rebalance", "%v: must be positive", c.rebalance)
+	case c.lease <= c.publishTimeout:
+		return flagErrorf("-lease", "%v must exceed -publish-timeout %v, or ownership could expire while a batch is published", c.lease, c.publishTimeout)
+	}
+	return nil
+}
+
+// subjectCovers reports whether every subject that pattern (which may end
+// in '>' or hold '*') matches is matched by filter.
+func subjectCovers(filter, pattern string) bool {
+	f, p := strings.Split(filter, "."), strings.Split(pattern, ".")
+	for i, ft := range f {
+		if ft == ">" {
+			return i < len(p)
+		}
+		if i >= len(p) {
+			return false
+		}
+		switch {
+		case ft == "*" && p[i] != ">":
+		case ft == p[i] && ft != ">":
+		default:
+			return false
+		}
+	}
+	return len(f) == len(p)
 }
 
 func orDefault(v, def string) string {
@@ -166,4 +367,19 @@ func orDefault(v, def string) string {
 		return v
 	}
 	return def
+}
+
+// destination describes where events go, for the start-up log line.
+func (c config) destination() string {
+	switch c.broker {
+	case brokerRabbitMQ:
+		return "exchange " + c.exchange
+	case brokerKafka:
+		return "topics " + c.topicPrefix + ".<aggregate_type>"
+	}
+	d := c.publisher + " " + c.subjectPrefix + ".>"
+	if c.stream != "" {
+		d += " in stream " + c.stream
+	}
+	return d
 }

@@ -1,27 +1,42 @@
 // Command jitoutbox-relay runs a jitoutbox relay as its own process: it
-// claims committed outbox rows from PostgreSQL, MySQL/MariaDB or SQLite and
-// publishes them to NATS JetStream (or core NATS), woken at once by a
-// cross-process wake (PostgreSQL LISTEN/NOTIFY or a NATS subject) and polling
-// as a safety net.
+// owns a share of the outbox's partitions in PostgreSQL, MySQL/MariaDB or
+// SQLite (rebalancing them with the other relays) and publishes their
+// committed rows to NATS (JetStream or core), RabbitMQ or Kafka, woken at
+// once by a cross-process wake (PostgreSQL LISTEN/NOTIFY or a NATS subject)
+// and polling as a safety net.
 //
-//	jitoutbox-relay -dialect postgres -wake pg -stream OUTBOX
+//	jitoutbox-relay -dialect postgres -wake pg -stream OUTBOX -dead-letter outbox_dead.events
+//	jitoutbox-relay -broker rabbitmq -amqp "$JITOUTBOX_AMQP_URL" -exchange outbox -dead-letter outbox.dead
+//	jitoutbox-relay -broker kafka -kafka kafka1:9092,kafka2:9092 -debezium -dead-letter outbox.dead
 //
 // Flags (run with -h for the full list):
 //
 //	-dialect postgres|mysql|sqlite   database (default postgres)
-//	-dsn DSN                         default $JITOUTBOX_POSTGRES_DSN or $JITOUTBOX_MYSQL_DSN by dialect
-//	-nats URL                        default $JITOUTBOX_NATS_URL or nats://127.0.0.1:4222
-//	-publisher jetstream|core        default jetstream
-//	-subject-prefix P                events go to P.<aggregate_type>.<event_type> (default outbox)
-//	-stream NAME                     create or update a stream for "P.>" at start
-//	-wake pg|nats|none               cross-process wake (default pg for postgres, nats otherwise)
+//	-dsn DSN                         default $JITOUTBOX_POSTGRES_DSN, $JITOUTBOX_MYSQL_DSN or $JITOUTBOX_SQLITE_DSN by dialect
+//	-broker nats|rabbitmq|kafka      where events go (default nats)
+//	-nats URL                        default $JITOUTBOX_NATS_URL or nats://127.0.0.1:4222 (also for -wake nats)
+//	-publisher jetstream|core        NATS (default jetstream)
+//	-subject-prefix P                NATS: events go to P.<aggregate_type>.<event_type> (default outbox)
+//	-stream NAME                     NATS: create the stream for "P.>" (and -dead-letter) if missing; never changed if it exists
+//	-amqp URL                        RabbitMQ (default $JITOUTBOX_AMQP_URL)
+//	-exchange NAME                   RabbitMQ: exchange for routing keys <aggregate_type>.<event_type> (required)
+//	-kafka HOST:PORT,...             Kafka seed brokers (default $JITOUTBOX_KAFKA_BROKERS)
+//	-topic-prefix P                  Kafka: events go to P.<aggregate_type> (default outbox)
+//	-kafka-auto-create               Kafka: let the brokers create missing topics
+//	-debezium                        NATS and Kafka: Debezium outbox event router shape (outbox.event.<aggregate_type>, headers id, eventType)
+//	-dead-letter DEST                also publish dead-lettered events, with Jitoutbox-Dead-Error/-Attempts/-At headers,
+//	                                 to this subject (nats), exchange (rabbitmq) or topic (kafka)
+//	-release-on-dead                 let an aggregate's later events pass a dead one (default: it waits for requeue or skip)
+//	-wake pg|nats|none               cross-process wake (default pg for postgres, else nats with -broker nats, else none)
 //	-wake-channel / -wake-subject    where the committing side sends its wakes
-//	-lease, -publish-timeout         lease on claimed rows (default 30s), bound on one publish (10s)
-//	-batch, -poll, -table, -migrate, -delete-on-publish, -log-level, -log-format
+//	-lease, -publish-timeout         SQLite ownership lease (default 60s), bound on one publish (10s)
+//	-rebalance                       how often partitions are rebalanced among relays (default 30s)
+//	-batch, -poll, -table, -migrate, -delete-on-publish, -owner, -log-level, -log-format
 //
-// The DSN is never logged. SIGINT or SIGTERM stops the relay cleanly: the
-// batch in flight is finished or released, so another relay can take it at
-// once.
+// A bad flag or combination exits with status 2 and names the flag. The
+// DSN and broker URLs are never logged (they carry passwords). SIGINT or
+// SIGTERM stops the relay cleanly: the batch in flight is finished and
+// marked, and its partitions are free at once for the other relays.
 package main
 
 import (

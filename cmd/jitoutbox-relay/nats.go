@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -40,44 +41,103 @@ func connectNATS(cfg config, log *slog.Logger) (*nats.Conn, error) {
 		}),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("connect NATS: %w", err)
+		// nats.Connect's errors do not quote the URL; say which flag failed.
+		return nil, fmt.Errorf("connect NATS (-nats): %w", err)
 	}
 	return nc, nil
 }
 
-// newPublisher returns the publisher; for JetStream with -stream it first
-// creates or updates the stream (retrying until NATS is reachable).
-func newPublisher(ctx context.Context, cfg config, nc *nats.Conn, log *slog.Logger) (relay.Publisher, error) {
+// newNATSPublishers returns the event publisher and, with -dead-letter, the
+// dead-letter publisher (nil without). For JetStream with -stream it first
+// creates the stream if it is missing (retrying until NATS is reachable).
+func newNATSPublishers(ctx context.Context, cfg config, nc *nats.Conn, log *slog.Logger) (pub, dead relay.Publisher, err error) {
 	opts := []natspub.Option{natspub.WithSubjectPrefix(cfg.subjectPrefix)}
+	if cfg.debezium {
+		opts = append(opts, natspub.Debezium())
+	}
+	var deadOpts []natspub.Option
+	if cfg.deadLetter != "" {
+		subject := cfg.deadLetter
+		deadOpts = append(deadOpts, natspub.WithRouter(func(relay.Message) (string, error) { return subject, nil }))
+	}
 	if cfg.publisher == "core" {
-		p, err := natspub.NewCore(nc, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("publisher: %w", err)
+		if pub, err = natspub.NewCore(nc, opts...); err != nil {
+			return nil, nil, fmt.Errorf("publisher: %w", err)
 		}
-		return p, nil
+		if cfg.deadLetter != "" {
+			if dead, err = natspub.NewCore(nc, deadOpts...); err != nil {
+				return nil, nil, fmt.Errorf("dead-letter publisher: %w", err)
+			}
+		}
+		return pub, dead, nil
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(30*time.Second))
 	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
 	if cfg.stream != "" {
-		scfg := jetstream.StreamConfig{
-			Name:     cfg.stream,
-			Subjects: []string{cfg.subjectPrefix + ".>"},
-			Storage:  jetstream.FileStorage,
+		subjects := []string{cfg.subjectPrefix + ".>"}
+		if cfg.deadLetter != "" {
+			subjects = append(subjects, cfg.deadLetter)
 		}
 		err := retry(ctx, log, "ensure stream "+cfg.stream, func(ctx context.Context) error {
-			_, err := js.CreateOrUpdateStream(ctx, scfg)
-			return err
+			return ensureStream(ctx, js, cfg.stream, subjects, log)
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		opts = append(opts, natspub.WithExpectStream(cfg.stream))
 	}
-	p, err := natspub.NewJetStream(js, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("publisher: %w", err)
+	if pub, err = natspub.NewJetStream(js, opts...); err != nil {
+		return nil, nil, fmt.Errorf("publisher: %w", err)
 	}
-	return p, nil
+	if cfg.deadLetter != "" {
+		// No WithExpectStream: the dead-letter subject may be stored by a
+		// stream of its own (with other limits than the events').
+		if dead, err = natspub.NewJetStream(js, deadOpts...); err != nil {
+			return nil, nil, fmt.Errorf("dead-letter publisher: %w", err)
+		}
+	}
+	return pub, dead, nil
+}
+
+// ensureStream creates stream name for subjects when it does not exist.
+// An existing stream is never changed (an operator's limits, duplicate
+// window and replicas stay as set); when its subjects do not cover all of
+// subjects, a warning names those it misses.
+func ensureStream(ctx context.Context, js jetstream.JetStream, name string, subjects []string, log *slog.Logger) error {
+	st, err := js.Stream(ctx, name)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: name, Subjects: subjects, Storage: jetstream.FileStorage})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return ensureStream(ctx, js, name, subjects, log) // another relay created it first
+		}
+		if err != nil {
+			return fmt.Errorf("create stream %s: %w", name, err)
+		}
+		log.Info("jitoutbox-relay: stream created", "stream", name, "subjects", subjects)
+		return nil
+	case err != nil:
+		return fmt.Errorf("stream %s: %w", name, err)
+	}
+	have := st.CachedInfo().Config.Subjects
+	var missing []string
+	for _, s := range subjects {
+		covered := false
+		for _, h := range have {
+			if subjectCovers(h, s) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		log.Warn("jitoutbox-relay: the stream exists and is left unchanged, but its subjects do not cover all the relay publishes to; add them to the stream, or events there fail and are retried",
+			"stream", name, "stream_subjects", have, "missing", missing)
+	}
+	return nil
 }

@@ -45,15 +45,18 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		}
 	}
 
-	nc, err := connectNATS(cfg, log)
+	var nc natsConn
+	if cfg.needsNATS() {
+		if nc, err = connectNATS(cfg, log); err != nil {
+			return err
+		}
+		defer nc.Close()
+	}
+	b, err := openBroker(ctx, cfg, nc, log)
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
-	pub, err := newPublisher(ctx, cfg, nc, log)
-	if err != nil {
-		return err
-	}
+	defer b.close()
 
 	var wg sync.WaitGroup
 	defer wg.Wait() // the wake loggers end with Run's context
@@ -61,24 +64,29 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	if err != nil {
 		return err
 	}
-	r, err := relay.New(db, d, pub, relay.Config{
-		Owner:           cfg.owner,
-		BatchSize:       cfg.batch,
-		PollInterval:    cfg.poll,
-		LeaseDuration:   cfg.lease,
-		PublishTimeout:  cfg.publishTimeout,
-		Sources:         sources,
-		DeleteOnPublish: cfg.deleteOnPublish,
-		Hooks:           batchLogger{log: log},
-		Logger:          log,
+	r, err := relay.New(db, d, b.pub, relay.Config{
+		Owner:             cfg.owner,
+		BatchSize:         cfg.batch,
+		PollInterval:      cfg.poll,
+		LeaseDuration:     cfg.lease,
+		RebalanceInterval: cfg.rebalance,
+		PublishTimeout:    cfg.publishTimeout,
+		ReleaseOnDead:     cfg.releaseOnDead,
+		Sources:           sources,
+		DeleteOnPublish:   cfg.deleteOnPublish,
+		DeadLetter:        b.dead,
+		Hooks:             batchLogger{log: log},
+		Logger:            log,
 	})
 	if err != nil {
 		return err
 	}
+	// Addresses are not logged: URLs carry passwords.
 	log.Info("jitoutbox-relay starting", "owner", r.Owner(), "dialect", cfg.dialect, "table", d.Table(),
-		"publisher", cfg.publisher, "subject_prefix", cfg.subjectPrefix, "stream", cfg.stream,
-		"wake", cfg.wake, "poll", cfg.poll.String(), "batch", cfg.batch,
-		"lease", cfg.lease.String(), "publish_timeout", cfg.publishTimeout.String())
+		"broker", cfg.broker, "destination", cfg.destination(), "dead_letter", cfg.deadLetter, "debezium", cfg.debezium,
+		"wake", cfg.wake, "poll", cfg.poll.String(), "batch", cfg.batch, "lease", cfg.lease.String(),
+		"rebalance", cfg.rebalance.String(), "release_on_dead", cfg.releaseOnDead,
+		"publish_timeout", cfg.publishTimeout.String())
 	if err := r.Run(ctx); err != nil {
 		return fmt.Errorf("relay: %w", err)
 	}
@@ -117,7 +125,7 @@ func openDB(cfg config, log *slog.Logger) (*sql.DB, dialects.Dialect, error) {
 		mc, perr := gomysql.ParseDSN(dsn)
 		if perr != nil {
 			// The parse error may quote the DSN; do not pass it on.
-			return nil, nil, fmt.Errorf("%w: the MySQL DSN cannot be parsed", errUsage)
+			return nil, nil, flagErrorf("-dsn", "the MySQL DSN cannot be parsed")
 		}
 		mc.ParseTime, mc.Loc = true, time.UTC
 		// The driver prints its own complaints (such as "closing bad idle
@@ -130,11 +138,11 @@ func openDB(cfg config, log *slog.Logger) (*sql.DB, dialects.Dialect, error) {
 			opts = append(opts, mysql.WithTable(cfg.table))
 		}
 		if d, err = mysql.New(opts...); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
+			return nil, nil, &flagError{Flag: "-table", Err: err}
 		}
 		conn, cerr := gomysql.NewConnector(mc)
 		if cerr != nil {
-			return nil, nil, fmt.Errorf("%w: the MySQL DSN is not usable", errUsage)
+			return nil, nil, flagErrorf("-dsn", "the MySQL DSN is not usable")
 		}
 		return sql.OpenDB(conn), d, nil
 	case "sqlite":
@@ -145,7 +153,7 @@ func openDB(cfg config, log *slog.Logger) (*sql.DB, dialects.Dialect, error) {
 		d, err = sqlite.New(opts...)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errUsage, err)
+		return nil, nil, &flagError{Flag: "-table", Err: err}
 	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,7 @@ func TestRunRelaysUntilCancelled(t *testing.T) {
 	stream := strings.ToUpper(testnats.RandomName("RELAY_"))
 	prefix := testnats.RandomName("ev_")
 	subject := testnats.RandomName("wake.")
+	deadSubject := testnats.RandomName("dead.")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -44,7 +46,7 @@ func TestRunRelaysUntilCancelled(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"-dialect", "sqlite", "-dsn", dsn, "-nats", srv.URL, "-migrate", "-stream", stream,
-			"-subject-prefix", prefix, "-wake", "nats", "-wake-subject", subject, "-poll", "1h", "-log-level", "debug"},
+			"-subject-prefix", prefix, "-dead-letter", deadSubject, "-wake", "nats", "-wake-subject", subject, "-poll", "1h", "-log-level", "debug"},
 			envOf(nil), log, log)
 	}()
 	if err := log.Wait(20*time.Second, 1, `"wake source ready"`); err != nil {
@@ -79,6 +81,9 @@ func TestRunRelaysUntilCancelled(t *testing.T) {
 	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		t.Fatalf("-stream did not create the stream: %v", err)
+	}
+	if got, want := st.CachedInfo().Config.Subjects, []string{prefix + ".>", deadSubject}; !slices.Equal(got, want) {
+		t.Fatalf("stream subjects %q, want %q", got, want)
 	}
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	if err != nil {
@@ -119,8 +124,8 @@ func TestRunRelaysUntilCancelled(t *testing.T) {
 	if log.Count(`"jitoutbox-relay stopped"`) != 1 {
 		t.Fatalf("no stop line:\n%s", log.String())
 	}
-	if strings.Contains(log.String(), path) {
-		t.Fatal("the log contains the DSN")
+	if strings.Contains(log.String(), path) || strings.Contains(log.String(), srv.URL) {
+		t.Fatal("the log contains the DSN or the NATS URL")
 	}
 }
 

@@ -1,29 +1,33 @@
 // Command orders is the example order service: an HTTP API that creates and
 // pays orders on PostgreSQL or MariaDB/MySQL and publishes order.created and
-// order.paid through the jitoutbox outbox to JetStream, with the relay in the
-// same process, Prometheus metrics on /metrics and a health check on
-// /healthz. See README.md; examples/orders/consumer reads the events.
+// order.paid through the jitoutbox outbox to NATS JetStream, RabbitMQ or
+// Kafka (-broker), with the relay in the same process (txoutbox.WithRelay),
+// dead letters optionally sent to -dead-letter, Prometheus metrics on
+// /metrics and a health check on /healthz. See README.md;
+// examples/orders/consumer reads the events from JetStream.
 //
 //	go run ./examples/orders -dialect postgres -dsn "$JITOUTBOX_POSTGRES_DSN"
+//	go run ./examples/orders -broker rabbitmq -dead-letter shop.dead
+//	go run ./examples/orders -broker kafka -kafka 127.0.0.1:9092 -dead-letter shop.dead
 package main
 
 import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/jitoutbox/jitoutbox/examples/orders/internal/api"
+	"github.com/jitoutbox/jitoutbox/examples/orders/internal/broker"
 	"github.com/jitoutbox/jitoutbox/examples/orders/internal/shop"
 )
 
@@ -31,21 +35,31 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "HTTP listen address")
 	dialect := flag.String("dialect", shop.Postgres, "database: postgres or mysql (MariaDB too)")
 	dsn := flag.String("dsn", "", "database DSN (default $JITOUTBOX_POSTGRES_DSN or $JITOUTBOX_MYSQL_DSN by -dialect)")
-	natsURL := flag.String("nats", envOr("JITOUTBOX_NATS_URL", nats.DefaultURL), "NATS URL (default $JITOUTBOX_NATS_URL)")
-	stream := flag.String("stream", shop.DefaultStream, "JetStream stream (created or updated at start)")
-	prefix := flag.String("subject-prefix", shop.DefaultSubjectPrefix, "subject prefix: events go to <prefix>.<event type>")
+	var bc broker.Config
+	flag.StringVar(&bc.Broker, "broker", broker.NATS, "where events go: nats, rabbitmq or kafka")
+	flag.StringVar(&bc.NATSURL, "nats", envOr("JITOUTBOX_NATS_URL", nats.DefaultURL), "NATS URL (default $JITOUTBOX_NATS_URL)")
+	flag.StringVar(&bc.AMQPURL, "amqp", os.Getenv("JITOUTBOX_AMQP_URL"), "RabbitMQ URL for -broker rabbitmq (default $JITOUTBOX_AMQP_URL)")
+	kafka := flag.String("kafka", os.Getenv("JITOUTBOX_KAFKA_BROKERS"), "Kafka seed brokers, comma-separated, for -broker kafka (default $JITOUTBOX_KAFKA_BROKERS)")
+	flag.StringVar(&bc.Stream, "stream", shop.DefaultStream, "JetStream stream (created or updated at start)")
+	flag.StringVar(&bc.Prefix, "subject-prefix", shop.DefaultSubjectPrefix, "NATS subject prefix (<prefix>.<event type>), RabbitMQ exchange, Kafka topic prefix (<prefix>.<aggregate type>)")
+	flag.StringVar(&bc.DeadLetter, "dead-letter", "", "also publish dead-lettered events to this subject (nats), exchange (rabbitmq) or topic (kafka)")
 	flag.Parse()
+	for _, s := range strings.Split(*kafka, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			bc.Kafka = append(bc.Kafka, s)
+		}
+	}
 
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, logger, *addr, *dialect, dsnFor(*dialect, *dsn), *natsURL, *stream, *prefix); err != nil {
+	if err := run(ctx, logger, *addr, *dialect, dsnFor(*dialect, *dsn), bc); err != nil {
 		logger.Error("orders: exiting", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, logger *slog.Logger, addr, dialect, dsn, natsURL, stream, prefix string) error {
+func run(ctx context.Context, logger *slog.Logger, addr, dialect, dsn string, bc broker.Config) error {
 	if dsn == "" {
 		return errors.New("no DSN: pass -dsn or set JITOUTBOX_POSTGRES_DSN / JITOUTBOX_MYSQL_DSN")
 	}
@@ -55,18 +69,11 @@ func run(ctx context.Context, logger *slog.Logger, addr, dialect, dsn, natsURL, 
 	}
 	defer db.Close()
 
-	nc, err := nats.Connect(natsURL, nats.Name("jitoutbox-orders"), nats.MaxReconnects(-1))
-	if err != nil {
-		return fmt.Errorf("connect to NATS: %w", err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(10*time.Second))
+	bconn, err := broker.Open(ctx, bc)
 	if err != nil {
 		return err
 	}
-	if _, err := shop.EnsureStream(ctx, js, stream, prefix); err != nil {
-		return err
-	}
+	defer bconn.Close()
 
 	mp, metrics, err := api.NewPrometheus()
 	if err != nil {
@@ -78,7 +85,8 @@ func run(ctx context.Context, logger *slog.Logger, addr, dialect, dsn, natsURL, 
 	tp := sdktrace.NewTracerProvider()
 	defer func() { _ = tp.Shutdown(context.Background()) }()
 
-	svc, err := api.New(api.Config{DB: db, Dialect: d, JetStream: js, SubjectPrefix: prefix,
+	svc, err := api.New(api.Config{DB: db, Dialect: d,
+		Publisher: bconn.Publisher, DeadLetter: bconn.DeadLetter, BrokerHealthy: bconn.Healthy,
 		MeterProvider: mp, TracerProvider: tp, Metrics: metrics, Logger: logger})
 	if err != nil {
 		return err
@@ -95,7 +103,9 @@ func run(ctx context.Context, logger *slog.Logger, addr, dialect, dsn, natsURL, 
 	srv := &http.Server{Addr: addr, Handler: svc.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	srvDone := make(chan error, 1)
 	go func() { srvDone <- srv.ListenAndServe() }()
-	logger.Info("orders: listening", "addr", addr, "dialect", dialect, "stream", stream, "subjects", prefix+".>")
+	// Addresses are not logged: broker URLs carry passwords.
+	logger.Info("orders: listening", "addr", addr, "dialect", dialect, "broker", bc.Broker, "prefix", bc.Prefix,
+		"dead_letter", bc.DeadLetter)
 
 	var srvErr error
 	select {

@@ -20,6 +20,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/jitoutbox/jitoutbox/examples/orders/internal/api"
+	"github.com/jitoutbox/jitoutbox/examples/orders/internal/broker"
 	"github.com/jitoutbox/jitoutbox/examples/orders/internal/projector"
 	"github.com/jitoutbox/jitoutbox/examples/orders/internal/shop"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
@@ -74,14 +75,16 @@ func testOrders(t *testing.T, dialect, dsn string) {
 	}
 	t.Cleanup(func() { db.Close() })
 
-	nc := testnats.Connect(t, testnats.URL(t))
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(10*time.Second))
+	streamName := strings.ToUpper(testnats.RandomName("ORDERS_"))
+	prefix := testnats.RandomName("shop_")
+	bconn, err := broker.Open(ctx, broker.Config{Broker: broker.NATS, NATSURL: testnats.URL(t),
+		Stream: streamName, Prefix: prefix, DeadLetter: testnats.RandomName("dead_")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamName := strings.ToUpper(testnats.RandomName("ORDERS_"))
-	prefix := testnats.RandomName("shop_")
-	stream, err := shop.EnsureStream(ctx, js, streamName, prefix)
+	t.Cleanup(bconn.Close)
+	js := bconn.JetStream
+	stream, err := js.Stream(ctx, streamName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +98,8 @@ func testOrders(t *testing.T, dialect, dsn string) {
 	tp := sdktrace.NewTracerProvider()
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 
-	svc, err := api.New(api.Config{DB: db, Dialect: d, JetStream: js, SubjectPrefix: prefix,
+	svc, err := api.New(api.Config{DB: db, Dialect: d,
+		Publisher: bconn.Publisher, DeadLetter: bconn.DeadLetter, BrokerHealthy: bconn.Healthy,
 		MeterProvider: mp, TracerProvider: tp, Metrics: metrics, Logger: logger, PollInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)

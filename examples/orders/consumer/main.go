@@ -1,5 +1,6 @@
 // Command consumer is the second process of the orders example: it reads the
-// order events from JetStream through a durable consumer and keeps a
+// order events from JetStream (the service's -broker nats; for RabbitMQ and
+// Kafka see ../README.md) through a durable consumer and keeps a
 // projection of the orders in its own tables, processing each event once
 // (the event id is recorded in the same transaction as the projection
 // update, so a redelivered or republished event is skipped). It prints a
@@ -60,8 +61,13 @@ func run(ctx context.Context, logger *slog.Logger, dialect, dsn, natsURL, stream
 	if err != nil {
 		return err
 	}
-	// The stream may not exist yet if the service has never run.
-	if _, err := shop.EnsureStream(ctx, js, stream, prefix); err != nil {
+	// The stream may not exist yet if the service has never run; an
+	// existing one is left as the service configured it.
+	if _, err := js.Stream(ctx, stream); errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err := shop.EnsureStream(ctx, js, stream, prefix, ""); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
 	p, err := projector.New(db, dialect, os.Stdout, nil, logger)

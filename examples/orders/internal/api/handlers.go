@@ -164,17 +164,17 @@ func (s *Service) getOrder(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// healthz reports whether the database and the NATS connection are up.
+// healthz reports whether the database and the broker connection are up.
 func (s *Service) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	status := map[string]string{"db": "ok", "nats": "ok"}
+	status := map[string]string{"db": "ok", "broker": "ok"}
 	code := http.StatusOK
 	if err := s.cfg.DB.PingContext(ctx); err != nil {
 		status["db"], code = "unreachable", http.StatusServiceUnavailable
 	}
-	if !s.cfg.JetStream.Conn().IsConnected() {
-		status["nats"], code = "disconnected", http.StatusServiceUnavailable
+	if !s.cfg.BrokerHealthy() {
+		status["broker"], code = "disconnected", http.StatusServiceUnavailable
 	}
 	writeJSON(w, code, status)
 }

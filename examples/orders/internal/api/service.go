@@ -9,18 +9,14 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/examples/orders/internal/shop"
-	"github.com/jitoutbox/jitoutbox/notify"
 	jitotel "github.com/jitoutbox/jitoutbox/otel"
 	"github.com/jitoutbox/jitoutbox/relay"
-	"github.com/jitoutbox/jitoutbox/relay/natspub"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
@@ -29,10 +25,14 @@ type Config struct {
 	// DB and Dialect are the database (see shop.Open). Required.
 	DB      *sql.DB
 	Dialect dialects.Dialect
-	// JetStream publishes the events. Required.
-	JetStream jetstream.JetStream
-	// SubjectPrefix prefixes the subjects (default shop.DefaultSubjectPrefix).
-	SubjectPrefix string
+	// Publisher publishes the events (see package broker). Required.
+	Publisher relay.Publisher
+	// DeadLetter also receives dead-lettered events, with their
+	// Jitoutbox-Dead-* headers (default: none).
+	DeadLetter relay.Publisher
+	// BrokerHealthy reports whether the broker connection is up, for
+	// /healthz (default: always).
+	BrokerHealthy func() bool
 	// MeterProvider receives the relay metrics (default: none recorded).
 	MeterProvider metric.MeterProvider
 	// TracerProvider starts the request spans (default: no spans of our
@@ -56,15 +56,16 @@ type Service struct {
 	tracer  trace.Tracer
 }
 
-// New builds the service: the outbox with trace propagation and an
-// in-process wake, the relay publishing to JetStream with OpenTelemetry
-// metrics. Call Migrate once, then Run, and serve Handler.
+// New builds the service: the relay publishing through cfg.Publisher with
+// OpenTelemetry metrics, and the outbox handing its commits to that relay
+// (txoutbox.WithRelay) with trace propagation. Call Migrate once, then
+// Run, and serve Handler.
 func New(cfg Config) (*Service, error) {
-	if cfg.DB == nil || cfg.Dialect == nil || cfg.JetStream == nil {
-		return nil, errors.New("api: DB, Dialect and JetStream are required")
+	if cfg.DB == nil || cfg.Dialect == nil || cfg.Publisher == nil {
+		return nil, errors.New("api: DB, Dialect and Publisher are required")
 	}
-	if cfg.SubjectPrefix == "" {
-		cfg.SubjectPrefix = shop.DefaultSubjectPrefix
+	if cfg.BrokerHealthy == nil {
+		cfg.BrokerHealthy = func() bool { return true }
 	}
 	if cfg.MeterProvider == nil {
 		cfg.MeterProvider = metricnoop.NewMeterProvider()
@@ -78,30 +79,27 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	// One in-process signal: a time-critical commit wakes the relay at
-	// once, an ordinary one within the relay's LazyDelay (250ms).
-	signal := notify.NewLocal()
-	ob, err := txoutbox.New(cfg.DB, cfg.Dialect,
-		txoutbox.WithNotifier(signal),
-		jitotel.PropagateTrace(), // traceparent/tracestate travel with each event
-		txoutbox.WithLogger(cfg.Logger))
-	if err != nil {
-		return nil, err
-	}
-	pub, err := natspub.NewJetStream(cfg.JetStream, natspub.WithRouter(shop.Router(cfg.SubjectPrefix)))
-	if err != nil {
-		return nil, err
-	}
 	m, err := jitotel.NewRelayMetrics(cfg.MeterProvider)
 	if err != nil {
 		return nil, err
 	}
-	r, err := relay.New(cfg.DB, cfg.Dialect, pub, relay.Config{
-		Sources:      []notify.Source{signal},
+	r, err := relay.New(cfg.DB, cfg.Dialect, cfg.Publisher, relay.Config{
 		PollInterval: cfg.PollInterval,
+		DeadLetter:   cfg.DeadLetter,
 		Hooks:        m,
 		Logger:       cfg.Logger,
 	})
+	if err != nil {
+		return nil, err
+	}
+	// The one in-process hand-over: after a time-critical commit the rows
+	// go to the relay in memory and are published at once; an ordinary
+	// commit wakes it within its LazyDelay (250ms). Relays in other
+	// processes would need txoutbox.WithNotifier (pgnotify, natsnotify).
+	ob, err := txoutbox.New(cfg.DB, cfg.Dialect,
+		txoutbox.WithRelay(r),
+		jitotel.PropagateTrace(), // traceparent/tracestate travel with each event
+		txoutbox.WithLogger(cfg.Logger))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/kafkapub"
+	"github.com/jitoutbox/jitoutbox/relay/rabbitpub"
+)
+
+// brokerConn holds the publishers of -broker and what they need closed.
+type brokerConn struct {
+	pub  relay.Publisher
+	dead relay.Publisher // nil without -dead-letter
+	// closers run in reverse order by close.
+	closers []func()
+}
+
+func (b *brokerConn) close() {
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		b.closers[i]()
+	}
+}
+
+// openBroker returns the publishers of cfg.broker; nc is the NATS
+// connection, set when cfg.needsNATS(). On error, what was opened is closed.
+func openBroker(ctx context.Context, cfg config, nc natsConn, log *slog.Logger) (*brokerConn, error) {
+	b := &brokerConn{}
+	var err error
+	switch cfg.broker {
+	case brokerNATS:
+		b.pub, b.dead, err = newNATSPublishers(ctx, cfg, nc, log)
+	case brokerRabbitMQ:
+		err = b.openRabbitMQ(cfg, log)
+	case brokerKafka:
+		err = b.openKafka(cfg)
+	}
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// openRabbitMQ makes the RabbitMQ publishers: events on -exchange with
+// routing key <aggregate_type>.<event_type>, dead letters on the
+// -dead-letter exchange with the same keys. Each has its own connection,
+// opened at the first publish (and again after a loss).
+func (b *brokerConn) openRabbitMQ(cfg config, log *slog.Logger) error {
+	pub, err := rabbitpub.New(cfg.amqpURL, rabbitpub.WithExchange(cfg.exchange), rabbitpub.WithLogger(log))
+	if err != nil {
+		return fmt.Errorf("publisher: %w", err) // rabbitpub never puts the URL in an error
+	}
+	b.pub = pub
+	b.closers = append(b.closers, func() { _ = pub.Close() })
+	if cfg.deadLetter == "" {
+		return nil
+	}
+	dead, err := rabbitpub.New(cfg.amqpURL, rabbitpub.WithExchange(cfg.deadLetter), rabbitpub.WithLogger(log))
+	if err != nil {
+		return fmt.Errorf("dead-letter publisher: %w", err)
+	}
+	b.dead = dead
+	b.closers = append(b.closers, func() { _ = dead.Close() })
+	return nil
+}
+
+// openKafka makes the Kafka publishers on one client: events to
+// <topic-prefix>.<aggregate_type>, dead letters to the -dead-letter topic,
+// both keyed by aggregate id.
+func (b *brokerConn) openKafka(cfg config) error {
+	opts := []kgo.Opt{kgo.SeedBrokers(cfg.kafka...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ClientID("jitoutbox-relay")}
+	if cfg.kafkaAutoCreate {
+		opts = append(opts, kgo.AllowAutoTopicCreation())
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return fmt.Errorf("kafka client (-kafka): %w", err)
+	}
+	b.closers = append(b.closers, cl.Close)
+	popts := []kafkapub.Option{kafkapub.WithTopicPrefix(cfg.topicPrefix)}
+	if cfg.debezium {
+		popts = append(popts, kafkapub.Debezium())
+	}
+	if b.pub, err = kafkapub.New(cl, popts...); err != nil {
+		return fmt.Errorf("publisher: %w", err)
+	}
+	if cfg.deadLetter == "" {
+		return nil
+	}
+	topic := cfg.deadLetter
+	if b.dead, err = kafkapub.New(cl, kafkapub.WithRouter(func(relay.Message) (string, error) { return topic, nil })); err != nil {
+		return fmt.Errorf("dead-letter publisher: %w", err)
+	}
+	return nil
+}
