@@ -12,8 +12,10 @@ type PreflightInfo struct {
 	// Owner is the relay's owner id.
 	Owner string
 	// LeaseDuration and PublishTimeout are the relay's settings: an event
-	// the broker acknowledged but the relay could not mark is published
-	// again once its lease (LeaseDuration) has expired.
+	// the broker acknowledged but a relay that died could not mark is
+	// published again by the next owner of its partition, at most
+	// LeaseDuration later (SQLite's lease; PostgreSQL and MariaDB/MySQL
+	// move partitions as soon as the dead relay's connection closes).
 	LeaseDuration  time.Duration
 	PublishTimeout time.Duration
 	// Logger is the relay's logger; a Preflighter logs its warnings here.

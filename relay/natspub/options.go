@@ -156,9 +156,10 @@ func WithServerSyncAlways() Option {
 }
 
 // WithOutageAllowance sets how long an outage the stream's duplicate window
-// should cover beyond the relay's lease; the relay's start-up check warns
-// when the window is shorter than the lease plus this (default
-// DefaultOutageAllowance, 1 minute).
+// should cover beyond the relay's LeaseDuration (the longest a dead relay's
+// partitions wait for a new owner, which republishes what it had not
+// marked); the relay's start-up check warns when the window is shorter than
+// the LeaseDuration plus this (default DefaultOutageAllowance, 1 minute).
 func WithOutageAllowance(d time.Duration) Option {
 	return func(o *options) error {
 		if d < 0 {
