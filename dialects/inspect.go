@@ -18,7 +18,7 @@ var ErrEventNotFound = errors.New("jitoutbox: event not found")
 //
 //	if in, ok := d.(dialects.Inspector); ok { ... }
 //
-// Inspector methods only read; they never take leases or change rows.
+// Inspector methods only read; they never take partitions or change rows.
 type Inspector interface {
 	// List returns up to f.Limit rows in state f.State, in Seq order,
 	// starting after f.AfterSeq, optionally of one aggregate.
@@ -32,6 +32,11 @@ type Inspector interface {
 	// that blocks them (Blocker.Head). The cost is bounded by the number of
 	// blocked aggregates, not by the table.
 	Blockers(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]Blocker, error)
+	// Ownership reads the live relay sessions and every partition's owner,
+	// without opening a session and without writing: liveness is the
+	// owner's session lock on PostgreSQL and MariaDB/MySQL, and a lease
+	// running at `now` on SQLite.
+	Ownership(ctx context.Context, db *sql.DB, now time.Time) (Ownership, error)
 }
 
 // ListFilter selects rows for Inspector.List.

@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
-	"github.com/jitoutbox/jitoutbox/notify"
 	jitotel "github.com/jitoutbox/jitoutbox/otel"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
@@ -31,8 +30,24 @@ func TestTraceAcrossOutbox(t *testing.T) {
 	tracer := tp.Tracer("test")
 
 	db, d := sqliteOutbox(t, ctx)
-	signal := notify.NewLocal()
-	ob, err := txoutbox.New(db, d, txoutbox.WithNotifier(signal), jitotel.PropagateTrace())
+	// Relay: embedded (or $JITOUTBOX_NATS_URL) JetStream.
+	nc := testnats.Connect(t, testnats.URL(t))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, prefix := testnats.Stream(t, js)
+	pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := relay.New(db, d, pub, relay.Config{PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := runRelay(t, ctx, r.Run)
+	// The relay of this process takes the time-critical commit in memory.
+	ob, err := txoutbox.New(db, d, txoutbox.WithRelay(r), jitotel.PropagateTrace())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,23 +74,6 @@ func TestTraceAcrossOutbox(t *testing.T) {
 	}
 	place.End()
 	producer := map[string]trace.SpanContext{placedID: place.SpanContext(), paidID: pay.SpanContext()}
-
-	// Relay: embedded (or $JITOUTBOX_NATS_URL) JetStream.
-	nc := testnats.Connect(t, testnats.URL(t))
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, prefix := testnats.Stream(t, js)
-	pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := relay.New(db, d, pub, relay.Config{Sources: []notify.Source{signal}, PollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := runRelay(t, ctx, r.Run)
 
 	// Consumer: a span per message, started from the extracted context.
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})

@@ -12,7 +12,6 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
-	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/outboxtest"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
@@ -20,8 +19,9 @@ import (
 
 // Example runs a relay with a Recorder, commits two events (one of which the
 // Recorder rejects for good) and waits, without sleeping, until the good one
-// is published and nothing is pending. In a test, use Start, WaitPublished
-// and WaitDrained, which do the same and fail the test on timeout.
+// is published and the table is drained. In a test, use Start, h.Outbox,
+// WaitPublished and WaitDrained, which do the same and fail the test on
+// timeout.
 func Example() {
 	dir, err := os.MkdirTemp("", "outboxtest-example")
 	if err != nil {
@@ -43,8 +43,7 @@ func Example() {
 	}
 
 	rec := outboxtest.NewRecorder()
-	sig := notify.NewLocal()
-	r, err := relay.New(db, dialect, rec, relay.Config{Sources: []notify.Source{sig}, MaxAttempts: 1})
+	r, err := relay.New(db, dialect, rec, relay.Config{MaxAttempts: 1})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,7 +51,8 @@ func Example() {
 	stopped := make(chan error, 1)
 	go func() { stopped <- r.Run(runCtx) }()
 
-	ob, err := txoutbox.New(db, dialect, txoutbox.WithNotifier(sig))
+	// The relay of this process takes the commits in memory: no wake needed.
+	ob, err := txoutbox.New(db, dialect, txoutbox.WithRelay(r))
 	if err != nil {
 		log.Fatal(err)
 	}

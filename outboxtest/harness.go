@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
 // Test-friendly defaults Start applies to zero Config fields.
@@ -21,6 +21,9 @@ const (
 	TestLazyDelay = 5 * time.Millisecond
 	// TestBackoff is the delay before every retry in a Harness.
 	TestBackoff = 10 * time.Millisecond
+	// ownWait bounds how long Start waits for the relay to own every
+	// partition.
+	ownWait = 10 * time.Second
 )
 
 // Options configures Start.
@@ -28,8 +31,8 @@ type Options struct {
 	// Config is the relay's configuration. Zero fields get the relay's
 	// defaults, except: PollInterval TestPollInterval, LazyDelay
 	// TestLazyDelay, Backoff a constant TestBackoff, Logger warnings and
-	// errors to the test's output. The Harness's Notifier is added to
-	// Sources; Hooks, if set, still receive every call.
+	// errors to the test's output. Hooks, if set, still receive every
+	// call.
 	Config relay.Config
 	// Recorder is the publisher; nil for a new one.
 	Recorder *Recorder
@@ -39,11 +42,11 @@ type Options struct {
 type Harness struct {
 	// Recorder receives every message the relay publishes.
 	Recorder *Recorder
-	// Relay is the running relay (for Stats).
+	// Relay is the running relay: for Stats, and for txoutbox.WithRelay
+	// when the test builds its own Outbox (Outbox does it for you), so
+	// that commits are handed to the relay at once instead of waiting for
+	// its next poll.
 	Relay *relay.Relay
-	// Notifier wakes the relay: pass it to txoutbox.WithNotifier so that
-	// commits are published at once instead of at the next poll.
-	Notifier *notify.Local
 
 	t  testing.TB
 	db *sql.DB
@@ -61,11 +64,17 @@ type Harness struct {
 // Start runs a relay on db and d that publishes to a Recorder until the test
 // ends (it is stopped in t.Cleanup, and no goroutine outlives it). The table
 // must exist (d.Migrate). It fails the test if the relay cannot be created.
+//
+// Start returns once the relay owns every partition of the table, so that
+// the time-critical commits of an Outbox made with h.Outbox (or
+// txoutbox.WithRelay(h.Relay)) are handed to it at once. When another relay
+// on the same table keeps some partitions for longer than 10s, Start logs
+// it and returns: those partitions' events are then published by that
+// relay.
 func Start(t testing.TB, db *sql.DB, d dialects.Dialect, opts Options) *Harness {
 	t.Helper()
 	h := &Harness{
 		Recorder: opts.Recorder,
-		Notifier: notify.NewLocal(),
 		t:        t,
 		db:       db,
 		d:        d,
@@ -88,7 +97,6 @@ func Start(t testing.TB, db *sql.DB, d dialects.Dialect, opts Options) *Harness 
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	cfg.Sources = append(append([]notify.Source(nil), cfg.Sources...), h.Notifier)
 	cfg.Hooks = &hooks{inner: cfg.Hooks, h: h}
 	r, err := relay.New(db, d, h.Recorder, cfg)
 	if err != nil {
@@ -102,7 +110,56 @@ func Start(t testing.TB, db *sql.DB, d dialects.Dialect, opts Options) *Harness 
 		h.runErr = r.Run(ctx)
 	}()
 	t.Cleanup(h.Stop)
+	h.awaitOwnership()
 	return h
+}
+
+// awaitOwnership waits, up to ownWait, until the relay owns every
+// partition; it wakes after each of the relay's batches (a take runs one)
+// and every millisecond.
+func (h *Harness) awaitOwnership() {
+	h.t.Helper()
+	n, err := h.d.Partitions(context.Background(), h.db)
+	if err != nil {
+		h.t.Fatalf("outboxtest: start relay: %v", err)
+	}
+	deadline := time.NewTimer(ownWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		owned := 0
+		for p := range n {
+			if h.Relay.Owns(p) {
+				owned++
+			}
+		}
+		if owned == n {
+			return
+		}
+		select {
+		case <-h.done:
+			return // the relay ended; Stop reports why
+		case <-deadline.C:
+			h.t.Logf("outboxtest: the relay owns %d of %d partitions after %v: another relay on the table owns the others", owned, n, ownWait)
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Outbox returns a txoutbox.Outbox on the Harness's database and dialect,
+// wired to its relay with txoutbox.WithRelay, then opts: time-critical
+// commits are handed to the relay in memory and published at once, and
+// ordinary commits wake it within TestLazyDelay. It fails the test if the
+// Outbox cannot be created.
+func (h *Harness) Outbox(opts ...txoutbox.Option) *txoutbox.Outbox {
+	h.t.Helper()
+	ob, err := txoutbox.New(h.db, h.d, append([]txoutbox.Option{txoutbox.WithRelay(h.Relay)}, opts...)...)
+	if err != nil {
+		h.t.Fatalf("outboxtest: outbox: %v", err)
+	}
+	return ob
 }
 
 // Stop stops the relay and waits for it to return; it reports an error the
@@ -125,10 +182,11 @@ func (h *Harness) WaitPublished(ctx context.Context, ids ...string) []relay.Mess
 	return WaitPublished(ctx, h.t, h.Recorder, ids...)
 }
 
-// WaitDrained blocks until nothing is pending in the table (everything
-// committed so far has been published or dead-lettered), waking after each
-// of the relay's batches (and at most every TestPollInterval as a safety
-// net). It fails the test when ctx ends first.
+// WaitDrained blocks until the table is drained (see AwaitDrained: nothing
+// pending could still be published; events held behind a dead event of
+// their aggregate do not count), waking after each of the relay's batches
+// (and at most every TestPollInterval as a safety net). It fails the test
+// when ctx ends first.
 func (h *Harness) WaitDrained(ctx context.Context) {
 	h.t.Helper()
 	tick := time.NewTicker(TestPollInterval)

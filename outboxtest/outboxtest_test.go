@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/outboxtest"
 	"github.com/jitoutbox/jitoutbox/relay"
@@ -147,10 +148,7 @@ func TestHarness(t *testing.T) {
 				t.Fatalf("migrate: %v", err)
 			}
 			h := outboxtest.Start(t, db, d, outboxtest.Options{Config: relay.Config{MaxAttempts: 3}})
-			ob, err := txoutbox.New(db, d, txoutbox.WithNotifier(h.Notifier))
-			if err != nil {
-				t.Fatal(err)
-			}
+			ob := h.Outbox()
 			ctx := t.Context()
 
 			ids := commit(t, ob, true, order("1", "order.created"), order("1", "order.paid"), order("2", "order.created"))
@@ -192,6 +190,114 @@ func TestHarness(t *testing.T) {
 				t.Fatalf("relay stats = %+v, %v", rs, err)
 			}
 		})
+	}
+}
+
+// TestHarnessDeadBlocks: a dead event blocks the later events of its
+// aggregate; WaitDrained does not wait for them, and they flow after a skip;
+// a requeued event is published before the events that waited behind it.
+func TestHarnessDeadBlocks(t *testing.T) {
+	for _, tgt := range testdb.Targets() {
+		t.Run(tgt.Name, func(t *testing.T) {
+			db, _ := tgt.Open(t)
+			d := testdb.NewDialect(t, tgt.Dialect)
+			ctx := t.Context()
+			if err := d.Migrate(ctx, db); err != nil {
+				t.Fatalf("migrate: %v", err)
+			}
+			h := outboxtest.Start(t, db, d, outboxtest.Options{})
+			ob := h.Outbox()
+
+			tx, err := ob.Begin(ctx, nil, txoutbox.TimeCritical())
+			if err != nil {
+				t.Fatal(err)
+			}
+			poison, _ := tx.Add(order("5", "order.created"))
+			held, _ := tx.Add(order("5", "order.paid"))
+			other, _ := tx.Add(order("6", "order.created"))
+			h.Recorder.FailPermanently(poison)
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			h.WaitPublished(ctx, other)
+			h.WaitDrained(ctx) // returns although order 5's later event is pending
+			s, err := d.Stats(ctx, db)
+			if err != nil || s.Pending != 1 || s.Dead != 1 || s.Published != 1 {
+				t.Fatalf("stats after drain = %+v, %v; want the held event pending", s, err)
+			}
+			if _, ok := h.Recorder.Message(held); ok {
+				t.Fatal("an event behind a dead one of its aggregate was published")
+			}
+			if n, err := d.Skip(ctx, db, dialects.RequeueFilter{AggregateType: "order", AggregateID: "5"}); err != nil || n != 1 {
+				t.Fatalf("skip = %d, %v", n, err)
+			}
+			h.WaitPublished(ctx, held)
+			h.WaitDrained(ctx)
+
+			// Requeue: the dead event comes first, then the one behind it.
+			tx, err = ob.Begin(ctx, nil, txoutbox.TimeCritical())
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _ := tx.Add(order("7", "order.created"))
+			second, _ := tx.Add(order("7", "order.paid"))
+			h.Recorder.FailPermanently(first)
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			h.WaitDrained(ctx)
+			if _, ok := h.Recorder.Message(second); ok {
+				t.Fatal("an event behind a dead one of its aggregate was published")
+			}
+			h.Recorder.Heal(first)
+			if n, err := d.Requeue(ctx, db, dialects.RequeueFilter{IDs: []string{first}}, time.Now()); err != nil || n != 1 {
+				t.Fatalf("requeue = %d, %v", n, err)
+			}
+			h.WaitPublished(ctx, first, second)
+			got := h.Recorder.IDs()
+			if indexOf(got, first) > indexOf(got, second) {
+				t.Fatalf("requeued event published after the one behind it: %q", got)
+			}
+			h.WaitDrained(ctx)
+			if s, err := d.Stats(ctx, db); err != nil || s.Pending != 0 || s.Dead != 1 {
+				t.Fatalf("stats at the end = %+v, %v", s, err)
+			}
+		})
+	}
+}
+
+// TestAwaitDrainedCountsBackoff: a row backing off after a retryable
+// failure can still be published, so the table is not drained.
+func TestAwaitDrainedCountsBackoff(t *testing.T) {
+	db, _ := testdb.SQLite(t)
+	d := testdb.NewDialect(t, "sqlite")
+	ctx := t.Context()
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	h := outboxtest.Start(t, db, d, outboxtest.Options{Config: relay.Config{Backoff: func(int) time.Duration { return time.Hour }}})
+	tx, err := h.Outbox().Begin(ctx, nil, txoutbox.TimeCritical())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := tx.Add(order("8", "order.created"))
+	h.Recorder.FailRetryably(1, id)
+	changed := h.Recorder.Changed()
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for h.Recorder.Attempts(id) == 0 {
+		select {
+		case <-changed:
+			changed = h.Recorder.Changed()
+		case <-time.After(10 * time.Second):
+			t.Fatal("no attempt in 10s")
+		}
+	}
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	if err := outboxtest.AwaitDrained(short, db, d); !errors.Is(err, outboxtest.ErrNotDrained) {
+		t.Fatalf("AwaitDrained with a row backing off = %v, want ErrNotDrained", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,97 +27,6 @@ func migrateFlags(*flag.FlagSet) runner {
 		}
 		_, err := fmt.Fprintf(e.stdout, "migrated %s table %s\n", e.d.Name(), e.d.Table())
 		return err
-	})
-}
-
-// status
-
-type blockerJSON struct {
-	AggregateType string     `json:"aggregate_type"`
-	AggregateID   string     `json:"aggregate_id"`
-	Reason        string     `json:"reason"`
-	Pending       int64      `json:"pending"`
-	Dead          int64      `json:"dead"`
-	Head          *eventJSON `json:"head,omitempty"`
-}
-
-type statusJSON struct {
-	Dialect                 string        `json:"dialect"`
-	Table                   string        `json:"table"`
-	Pending                 int64         `json:"pending"`
-	Dead                    int64         `json:"dead"`
-	Published               int64         `json:"published"`
-	OldestPending           *time.Time    `json:"oldest_pending"`
-	OldestPendingAgeSeconds float64       `json:"oldest_pending_age_seconds"`
-	Blockers                []blockerJSON `json:"blockers"`
-}
-
-func statusFlags(fs *flag.FlagSet) runner {
-	limit := fs.Int("blockers", 20, "most blocked aggregates to show (0: none)")
-	return runFunc(func(ctx context.Context, e *env, args []string) error {
-		if err := noArgs(args); err != nil {
-			return err
-		}
-		now := time.Now()
-		s, err := e.d.Stats(ctx, e.db)
-		if err != nil {
-			return fmt.Errorf("status: %w", err)
-		}
-		out := statusJSON{Dialect: e.d.Name(), Table: e.d.Table(), Pending: s.Pending, Dead: s.Dead,
-			Published: s.Published, OldestPending: timePtr(s.OldestPending), Blockers: []blockerJSON{}}
-		if !s.OldestPending.IsZero() {
-			out.OldestPendingAgeSeconds = max(now.Sub(s.OldestPending), 0).Seconds()
-		}
-		if *limit > 0 && e.in != nil {
-			bl, err := e.in.Blockers(ctx, e.db, now, *limit)
-			if err != nil {
-				return fmt.Errorf("status: %w", err)
-			}
-			for _, b := range bl {
-				bj := blockerJSON{AggregateType: b.AggregateType, AggregateID: b.AggregateID, Reason: string(b.Reason),
-					Pending: b.Pending, Dead: b.Dead}
-				if b.Head != nil {
-					h := toJSON(b.Head, false)
-					bj.Head = &h
-				}
-				out.Blockers = append(out.Blockers, bj)
-			}
-		}
-		if e.g.json {
-			return writeJSON(e.stdout, out)
-		}
-		w := table(e.stdout)
-		fmt.Fprintf(w, "table\t%s (%s)\n", out.Table, out.Dialect)
-		fmt.Fprintf(w, "pending\t%d\n", out.Pending)
-		if s.OldestPending.IsZero() {
-			fmt.Fprintf(w, "oldest pending\t-\n")
-		} else {
-			fmt.Fprintf(w, "oldest pending\t%s (age %s)\n", shortTime(s.OldestPending), age(now.Sub(s.OldestPending)))
-		}
-		fmt.Fprintf(w, "dead\t%d\n", out.Dead)
-		fmt.Fprintf(w, "published\t%d\n", out.Published)
-		if err := w.Flush(); err != nil {
-			return err
-		}
-		if len(out.Blockers) == 0 {
-			_, err := fmt.Fprintln(e.stdout, "blocked aggregates: none")
-			return err
-		}
-		fmt.Fprintln(e.stdout, "blocked aggregates:")
-		w = table(e.stdout)
-		fmt.Fprintln(w, "AGGREGATE\tREASON\tPENDING\tDEAD\tHEAD\tATTEMPTS\tNEXT ATTEMPT\tLAST ERROR")
-		for _, b := range out.Blockers {
-			head, attempts, next, lastErr := "-", "-", "-", ""
-			if b.Head != nil {
-				head, attempts, lastErr = b.Head.ID, fmt.Sprint(b.Head.Attempts), clip(b.Head.LastError, 60)
-				if b.Head.NextAttemptAt != nil {
-					next = shortTime(*b.Head.NextAttemptAt)
-				}
-			}
-			fmt.Fprintf(w, "%s/%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", b.AggregateType, b.AggregateID, b.Reason,
-				b.Pending, b.Dead, head, attempts, next, lastErr)
-		}
-		return w.Flush()
 	})
 }
 
@@ -224,16 +134,27 @@ type idList []string
 func (l *idList) String() string     { return fmt.Sprint(*l) }
 func (l *idList) Set(s string) error { *l = append(*l, s); return nil }
 
-func requeueFlags(fs *flag.FlagSet) runner {
+// selectorFlags registers the selectors requeue and skip share and
+// returns the filter they build.
+func selectorFlags(fs *flag.FlagSet, verb string) func(args []string) dialects.RequeueFilter {
 	var ids idList
-	fs.Var(&ids, "id", "dead event id to requeue (repeatable)")
-	aggType := fs.String("aggregate-type", "", "requeue the dead events of this aggregate type (with -aggregate-id)")
-	aggID := fs.String("aggregate-id", "", "requeue the dead events of this aggregate id (with -aggregate-type)")
-	all := fs.Bool("all", false, "requeue every dead event")
+	fs.Var(&ids, "id", "dead event id to "+verb+" (repeatable)")
+	aggType := fs.String("aggregate-type", "", verb+" the dead events of this aggregate type (with -aggregate-id)")
+	aggID := fs.String("aggregate-id", "", verb+" the dead events of this aggregate id (with -aggregate-type)")
+	all := fs.Bool("all", false, verb+" every dead event")
+	return func(args []string) dialects.RequeueFilter {
+		// "requeue ID ID" works too.
+		return dialects.RequeueFilter{IDs: append(slices.Clone(ids), args...), AggregateType: *aggType, AggregateID: *aggID, All: *all}
+	}
+}
+
+// requeueFlags: requeued events go back to pending with their attempts
+// reset and their blocks removed; each is published before the later events
+// of its aggregate that waited behind it.
+func requeueFlags(fs *flag.FlagSet) runner {
+	filter := selectorFlags(fs, "requeue")
 	return runFunc(func(ctx context.Context, e *env, args []string) error {
-		ids = append(ids, args...) // "requeue ID ID" works too
-		f := dialects.RequeueFilter{IDs: ids, AggregateType: *aggType, AggregateID: *aggID, All: *all}
-		n, err := e.d.Requeue(ctx, e.db, f, time.Now())
+		n, err := e.d.Requeue(ctx, e.db, filter(args), time.Now())
 		if errors.Is(err, dialects.ErrInvalidRequeueFilter) {
 			return fmt.Errorf("%w: requeue needs exactly one of -id, -aggregate-type with -aggregate-id, or -all: %w", errUsage, err)
 		}
@@ -243,7 +164,29 @@ func requeueFlags(fs *flag.FlagSet) runner {
 		if e.g.json {
 			return writeJSON(e.stdout, map[string]any{"requeued": n})
 		}
-		_, err = fmt.Fprintf(e.stdout, "requeued %d dead events\n", n)
+		_, err = fmt.Fprintf(e.stdout, "requeued %d dead events: each is published first, then its aggregate's later events\n", n)
+		return err
+	})
+}
+
+// skip
+
+// skipFlags: skipped events stay dead (list -state dead still shows them);
+// their blocks are removed, so the later events of their aggregates flow.
+func skipFlags(fs *flag.FlagSet) runner {
+	filter := selectorFlags(fs, "skip")
+	return runFunc(func(ctx context.Context, e *env, args []string) error {
+		n, err := e.d.Skip(ctx, e.db, filter(args))
+		if errors.Is(err, dialects.ErrInvalidRequeueFilter) {
+			return fmt.Errorf("%w: skip needs exactly one of -id, -aggregate-type with -aggregate-id, or -all: %w", errUsage, err)
+		}
+		if err != nil {
+			return fmt.Errorf("skip: %w", err)
+		}
+		if e.g.json {
+			return writeJSON(e.stdout, map[string]any{"skipped": n})
+		}
+		_, err = fmt.Fprintf(e.stdout, "skipped %d dead events: they stay dead, their aggregates' later events flow\n", n)
 		return err
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -45,7 +46,8 @@ func TestEndToEnd(t *testing.T) {
 func testEndToEnd(t *testing.T, tgt testdb.Target) {
 	db, dsn := tgt.Open(t)
 	ctx := t.Context()
-	g := []string{"-dsn", dsn, "--json"}
+	tbl := uniqueTable()
+	g := []string{"-dsn", dsn, "--json", "-table", tbl}
 	if tgt.Dialect == "mysql" {
 		g = append(g, "-dialect", "mysql")
 	}
@@ -55,7 +57,7 @@ func testEndToEnd(t *testing.T, tgt testdb.Target) {
 	if mig["migrated"] != true || mig["dialect"] != tgt.Dialect {
 		t.Fatalf("migrate = %v", mig)
 	}
-	d, err := newDialect(tgt.Dialect, "outbox")
+	d, err := newDialect(tgt.Dialect, tbl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,19 +78,21 @@ func testEndToEnd(t *testing.T, tgt testdb.Target) {
 	}
 	deadID := add("1", "order.created", []byte(`{"n":1}`))
 	heldID := add("1", "order.paid", []byte{0xde, 0xad})
-	pubID := add("2", "order.created", []byte(`{"n":2}`))
+	add("2", "order.created", []byte(`{"n":2}`))
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	recs, err := d.Claim(ctx, db, dialects.ClaimRequest{Owner: "t", Limit: 10, Now: now, LeaseUntil: now.Add(time.Minute), IDs: []string{deadID, pubID}})
-	if err != nil || len(recs) != 2 {
-		t.Fatalf("claim = %v, %v", recs, err)
+	sess := ownAll(t, db, d, "ctl-test")
+	recs := readAll(t, db, d, now)
+	if len(recs) != 3 {
+		t.Fatalf("read %d rows, want 3", len(recs))
 	}
-	if err := d.Fail(ctx, db, "t", []dialects.Failure{{Seq: recs[0].Seq, Error: "rejected by broker", NextAttemptAt: now, Dead: true}}); err != nil {
-		t.Fatal(err)
+	fail(t, db, d, sess, recs[0], "rejected by broker", now, true)
+	if n, err := d.Mark(ctx, db, dialects.Mark{Token: sess.Token(), Seqs: []int64{recs[2].Seq}, At: now.Add(-10 * 24 * time.Hour)}); err != nil || n != 1 {
+		t.Fatalf("mark = %d, %v", n, err)
 	}
-	if _, err := d.MarkPublished(ctx, db, "t", []int64{recs[1].Seq}, now.Add(-10*24*time.Hour)); err != nil {
+	if err := sess.Close(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -96,7 +100,7 @@ func testEndToEnd(t *testing.T, tgt testdb.Target) {
 	ctl(t, &st, append(g, "status")...)
 	if st.Pending != 1 || st.Dead != 1 || st.Published != 1 || st.OldestPending == nil || len(st.Blockers) != 1 ||
 		st.Blockers[0].AggregateID != "1" || st.Blockers[0].Reason != "dead" || st.Blockers[0].Head == nil ||
-		st.Blockers[0].Head.ID != heldID {
+		st.Blockers[0].Head.ID != deadID || st.Blockers[0].Pending != 1 {
 		t.Fatalf("status = %+v", st)
 	}
 
@@ -114,7 +118,7 @@ func testEndToEnd(t *testing.T, tgt testdb.Target) {
 	}
 
 	var ev eventJSON
-	ctl(t, &ev, "-dsn", dsn, "-dialect", tgt.Dialect, "show", deadID, "--json") // flags after the id
+	ctl(t, &ev, "-dsn", dsn, "-dialect", tgt.Dialect, "-table", tbl, "show", deadID, "--json") // flags after the id
 	if ev.ID != deadID || ev.State != "dead" || ev.PayloadEncoding != "text" || ev.Payload == nil || *ev.Payload != `{"n":1}` || ev.Attempts != 1 {
 		t.Fatalf("show dead = %+v", ev)
 	}
@@ -127,6 +131,10 @@ func testEndToEnd(t *testing.T, tgt testdb.Target) {
 	ctl(t, &rq, append(g, "requeue", "-aggregate-type", "order", "-aggregate-id", "1")...)
 	if rq["requeued"] != 1 {
 		t.Fatalf("requeue = %v", rq)
+	}
+	// The requeued event comes first, then its aggregate's later one.
+	if got := idsOf(readAll(t, db, d, time.Now())); !slices.Equal(got, []string{deadID, heldID}) {
+		t.Fatalf("read after requeue = %v, want %s then %s", got, deadID, heldID)
 	}
 	ctl(t, &rq, append(g, "requeue", "-all")...)
 	if rq["requeued"] != 0 {
@@ -150,10 +158,10 @@ func testEndToEnd(t *testing.T, tgt testdb.Target) {
 
 	// Human output works and never shows the DSN.
 	var out bytes.Buffer
-	if err := run(ctx, []string{"-dsn", dsn, "-dialect", tgt.Dialect, "status"}, &out, &out); err != nil || !strings.Contains(out.String(), "pending") {
+	if err := run(ctx, []string{"-dsn", dsn, "-dialect", tgt.Dialect, "-table", tbl, "status"}, &out, &out); err != nil || !strings.Contains(out.String(), "pending") {
 		t.Fatalf("human status: %v %q", err, out.String())
 	}
-	if err := run(ctx, []string{"-dsn", dsn, "-dialect", tgt.Dialect, "list", "-state", "pending"}, &out, &out); err != nil || !strings.Contains(out.String(), heldID) {
+	if err := run(ctx, []string{"-dsn", dsn, "-dialect", tgt.Dialect, "-table", tbl, "list", "-state", "pending"}, &out, &out); err != nil || !strings.Contains(out.String(), heldID) {
 		t.Fatalf("human list: %v %q", err, out.String())
 	}
 	if strings.Contains(out.String(), dsn) {
@@ -235,6 +243,9 @@ func TestUsageErrors(t *testing.T) {
 		{"-dsn", dsn, "list", "-state", "dead", "-aggregate-type", "order"},
 		{"-dsn", dsn, "requeue"},
 		{"-dsn", dsn, "requeue", "-all", "-id", "x"},
+		{"-dsn", dsn, "skip"},
+		{"-dsn", dsn, "skip", "-all", "-aggregate-type", "order", "-aggregate-id", "1"},
+		{"-dsn", dsn, "skip", "-aggregate-id", "1"},
 		{"-dsn", dsn, "purge"},
 		{"-dsn", dsn, "show"},
 		{"-dsn", dsn, "migrate", "extra"},

@@ -30,11 +30,16 @@ Global flags (also accepted after the command):
 
 Commands:
   migrate                          create the outbox tables (idempotent)
-  status [-blockers N]             backlog, oldest pending age, dead and published counts, blocked aggregates
+  status [-blockers N]             backlog, oldest pending age, dead and published counts,
+                                   blocked aggregates and why, partitions: live relays, owners, free
   list -state pending|published|dead [-aggregate-type T -aggregate-id ID] [-limit N] [-after SEQ]
   show <event-id>                  every field of one event
   requeue -id ID [-id ID...] | -aggregate-type T -aggregate-id ID | -all
-                                   move dead events back to pending
+                                   move dead events back to pending: each is published first,
+                                   then its aggregate's later events, in order
+  skip -id ID [-id ID...] | -aggregate-type T -aggregate-id ID | -all
+                                   leave dead events dead and unblock their aggregates:
+                                   the later events flow without them
   purge -older-than 168h [-batch N]  delete published rows older than the age
 `
 
@@ -182,6 +187,8 @@ func lookup(name string) (command, bool) {
 		return command{flags: showFlags}, true
 	case "requeue":
 		return command{flags: requeueFlags}, true
+	case "skip":
+		return command{flags: skipFlags}, true
 	case "purge":
 		return command{flags: purgeFlags}, true
 	}

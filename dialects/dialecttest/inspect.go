@@ -10,11 +10,13 @@ import (
 
 // ExerciseInspect runs the dialects.Inspector suite against tgt: List (by
 // state, by aggregate, paginated), Get (every field, unknown and malformed
-// ids) and Blockers (backing off, dead; order, limit, Skip). The dialect
+// ids), Blockers (backing off, dead; order, limit, Skip) and Ownership
+// (live relays, owners, epochs, a dead relay's partitions free). The dialect
 // must implement dialects.Inspector.
 func ExerciseInspect(t *testing.T, tgt Target) {
 	t.Run("Inspect", func(t *testing.T) { testInspect(t, tgt) })
 	t.Run("InspectWithTable", func(t *testing.T) { testInspectWithTable(t, tgt) })
+	t.Run("Ownership", func(t *testing.T) { testOwnership(t, tgt) })
 }
 
 func inspector(t testing.TB, d dialects.Dialect) dialects.Inspector {

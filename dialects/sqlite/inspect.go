@@ -25,6 +25,9 @@ func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
 		Time:           func(t time.Time) any { return t.UnixMicro() },
 		ValidID:        nil,
 		BlockerNowArgs: 1,
+		OwnershipArgs: func(_ context.Context, _ *sql.DB, now time.Time) ([]any, error) {
+			return []any{micros(now)}, nil
+		},
 	})
 }
 
@@ -43,4 +46,10 @@ func (d *Dialect) Get(ctx context.Context, db *sql.DB, id string) (dialects.Row,
 // dialects.Inspector.
 func (d *Dialect) Blockers(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]dialects.Blocker, error) {
 	return d.insp.Blockers(ctx, db, now, limit)
+}
+
+// Ownership reads the live relay sessions and every partition's owner
+// without opening a session; see dialects.Inspector.
+func (d *Dialect) Ownership(ctx context.Context, db *sql.DB, now time.Time) (dialects.Ownership, error) {
+	return d.insp.Ownership(ctx, db, now)
 }

@@ -33,13 +33,32 @@ func TestEndToEndSQLiteRelayKafka(t *testing.T) {
 	if err := d.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	ob, err := txoutbox.New(db, d)
+	c := newFake(t)
+	cl := newClient(t, c.ListenAddrs())
+	createTopic(t, ctx, cl, "outbox.order", 3, nil)
+	pub, err := kafkapub.New(cl)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r, err := relay.New(db, d, pub, relay.Config{PollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ob, err := txoutbox.New(db, d, txoutbox.WithRelay(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first half waits in the table for the relay's first read; the
+	// second half is committed while it runs, every other transaction
+	// time-critical: handed to the relay in memory, behind what is pending
+	// of its aggregate.
 	const aggregates, perAggregate = 5, 20
-	for k := range perAggregate {
-		tx, err := ob.Begin(ctx, nil)
+	commit := func(k int) {
+		var opts []txoutbox.TxOption
+		if k%2 == 1 {
+			opts = append(opts, txoutbox.TimeCritical())
+		}
+		tx, err := ob.Begin(ctx, nil, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,21 +72,15 @@ func TestEndToEndSQLiteRelayKafka(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-
-	c := newFake(t)
-	cl := newClient(t, c.ListenAddrs())
-	createTopic(t, ctx, cl, "outbox.order", 3, nil)
-	pub, err := kafkapub.New(cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := relay.New(db, d, pub, relay.Config{PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+	for k := range perAggregate / 2 {
+		commit(k)
 	}
 	rctx, stop := context.WithCancel(ctx)
 	runErr := make(chan error, 1)
 	go func() { runErr <- r.Run(rctx) }()
+	for k := perAggregate / 2; k < perAggregate; k++ {
+		commit(k)
+	}
 	const n = aggregates * perAggregate
 	recs := consume(t, ctx, c.ListenAddrs(), n, "outbox.order")
 	stop()

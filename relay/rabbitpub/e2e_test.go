@@ -37,13 +37,26 @@ func TestEndToEndSQLiteRelayRabbitMQ(t *testing.T) {
 	if err := d.Migrate(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	ob, err := txoutbox.New(db, d)
+	pub := newPub(t, b.url, rabbitpub.WithExchange(x))
+	r, err := relay.New(db, d, pub, relay.Config{PollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ob, err := txoutbox.New(db, d, txoutbox.WithRelay(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first half waits in the table for the relay's first read; the
+	// second half is committed while it runs, every other transaction
+	// time-critical: handed to the relay in memory, behind what is pending
+	// of its aggregate.
 	const aggregates, perAggregate = 5, 20
-	for k := range perAggregate {
-		tx, err := ob.Begin(ctx, nil)
+	commit := func(k int) {
+		var opts []txoutbox.TxOption
+		if k%2 == 1 {
+			opts = append(opts, txoutbox.TimeCritical())
+		}
+		tx, err := ob.Begin(ctx, nil, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,15 +70,15 @@ func TestEndToEndSQLiteRelayRabbitMQ(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-
-	pub := newPub(t, b.url, rabbitpub.WithExchange(x))
-	r, err := relay.New(db, d, pub, relay.Config{PollInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
+	for k := range perAggregate / 2 {
+		commit(k)
 	}
 	rctx, stop := context.WithCancel(ctx)
 	runErr := make(chan error, 1)
 	go func() { runErr <- r.Run(rctx) }()
+	for k := perAggregate / 2; k < perAggregate; k++ {
+		commit(k)
+	}
 	const n = aggregates * perAggregate
 	got := b.consume(q, n)
 	stop()

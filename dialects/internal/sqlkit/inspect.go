@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -16,9 +18,11 @@ import (
 type Inspector struct {
 	op                           string
 	list, listAgg, get, blockers string
+	ownership                    string
 	timeArg                      func(time.Time) any
 	validID                      func(string) bool
 	nowArgs                      int
+	ownershipArgs                func(ctx context.Context, db *sql.DB, now time.Time) ([]any, error)
 }
 
 // InspectorConfig describes how a dialect binds inspection arguments.
@@ -26,7 +30,8 @@ type InspectorConfig struct {
 	// Op prefixes errors ("jitoutbox/postgres").
 	Op string
 	// Files holds sql/inspect_list.sql, sql/inspect_list_aggregate.sql,
-	// sql/inspect_get.sql and sql/inspect_blockers.sql.
+	// sql/inspect_get.sql, sql/inspect_blockers.sql and
+	// sql/inspect_ownership.sql.
 	Files fs.FS
 	// Table is the validated table name.
 	Table string
@@ -38,6 +43,8 @@ type InspectorConfig struct {
 	// BlockerNowArgs is how many times `now` is bound in inspect_blockers.sql
 	// (1 with numbered parameters, 2 with '?').
 	BlockerNowArgs int
+	// OwnershipArgs returns the arguments of inspect_ownership.sql.
+	OwnershipArgs func(ctx context.Context, db *sql.DB, now time.Time) ([]any, error)
 }
 
 // NewInspector renders the inspection SQL for c.Table.
@@ -49,13 +56,17 @@ func NewInspector(c InspectorConfig) (*Inspector, error) {
 		}
 		return Render(string(b), c.Table), nil
 	}
-	in := &Inspector{op: c.Op, timeArg: c.Time, validID: c.ValidID, nowArgs: max(c.BlockerNowArgs, 1)}
+	if c.OwnershipArgs == nil {
+		return nil, fmt.Errorf("%s: inspector: OwnershipArgs is nil", c.Op)
+	}
+	in := &Inspector{op: c.Op, timeArg: c.Time, validID: c.ValidID, nowArgs: max(c.BlockerNowArgs, 1), ownershipArgs: c.OwnershipArgs}
 	for _, f := range []struct {
 		dst  *string
 		name string
 	}{
 		{&in.list, "inspect_list.sql"}, {&in.listAgg, "inspect_list_aggregate.sql"},
 		{&in.get, "inspect_get.sql"}, {&in.blockers, "inspect_blockers.sql"},
+		{&in.ownership, "inspect_ownership.sql"},
 	} {
 		s, err := load(f.name)
 		if err != nil {
@@ -158,6 +169,50 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 		return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
 	}
 	return out, nil
+}
+
+// Ownership implements dialects.Inspector. inspect_ownership.sql returns
+// rows (kind, number, token, name, time, epoch, live): kind 'r' for a live
+// relay session (id, token, name, started_at), 'p' for a partition (part,
+// owner, ”, taken_at, epoch, whether the owner is live).
+func (in *Inspector) Ownership(ctx context.Context, db *sql.DB, now time.Time) (dialects.Ownership, error) {
+	var o dialects.Ownership
+	args, err := in.ownershipArgs(ctx, db, UTC(now))
+	if err != nil {
+		return o, fmt.Errorf("%s: ownership: %w", in.op, err)
+	}
+	rows, err := db.QueryContext(ctx, in.ownership, args...)
+	if err != nil {
+		return o, fmt.Errorf("%s: ownership: %w", in.op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, token, name string
+		var n, epoch int64
+		var live bool
+		var at NullTime
+		if err := rows.Scan(&kind, &n, &token, &name, &at, &epoch, &live); err != nil {
+			return o, fmt.Errorf("%s: ownership: scan: %w", in.op, err)
+		}
+		if kind == "r" {
+			o.Relays = append(o.Relays, dialects.RelaySession{Token: token, Name: name, StartedAt: at.Time})
+			continue
+		}
+		o.Partitions = append(o.Partitions, dialects.PartitionOwner{
+			Partition: int(n), Owner: token, Epoch: epoch, Live: live, TakenAt: at.Time,
+		})
+	}
+	if err := rows.Err(); err != nil {
+		return o, fmt.Errorf("%s: ownership: %w", in.op, err)
+	}
+	slices.SortFunc(o.Relays, func(a, b dialects.RelaySession) int {
+		if c := a.StartedAt.Compare(b.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Token, b.Token)
+	})
+	slices.SortFunc(o.Partitions, func(a, b dialects.PartitionOwner) int { return a.Partition - b.Partition })
+	return o, nil
 }
 
 // rowScan holds one row in inspect scan order; every column is nullable so
