@@ -34,13 +34,12 @@ type Dialect struct {
 	insp       *sqlkit.Inspector     // the Inspector methods' statements
 	stmts      sqlkit.StmtCache      // the read and the mark, prepared: one round trip a call
 
-	partNS, memberNS int32 // advisory lock namespaces of partitions and relay sessions
-	sess             sessionSQL
+	sess sessionSQL
 
-	migrateLock, partitionsQ, partitionsMeta, read, mark, fail string
-	requeueIDs, requeueAggregate, requeueAll                   string
-	skipIDs, skipAggregate, skipAll                            string
-	cleanup, tryLock, stats, fillSelect, fillUpdate            string
+	tableOID, migrateLock, partitionsQ, partitionsMeta, read, mark, fail string
+	requeueIDs, requeueAggregate, requeueAll                             string
+	skipIDs, skipAggregate, skipAll                                      string
+	cleanup, tryLock, stats, fillSelect, fillUpdate                      string
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -87,13 +86,12 @@ func New(opts ...Option) (*Dialect, error) {
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), ph)
 	d.handoff = sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), ph).
 		WithTail(load("insert_handoff_tail.sql"))
-	d.partNS = sqlkit.LockNamespace(c.table)
-	d.memberNS = d.partNS ^ 0x40000000
 	d.sess = sessionSQL{
 		open: load("session_open.sql"), gc: load("session_gc.sql"), take: load("session_take.sql"),
 		release: load("session_release.sql"), check: load("session_check.sql"), view: load("session_view.sql"),
 		close: load("session_close.sql"), wait: load("session_wait.sql"),
 	}
+	d.tableOID = load("table_oid.sql")
 	d.migrateLock = load("migrate_lock.sql")
 	d.partitionsQ = load("partitions.sql")
 	d.partitionsMeta = load("partitions_meta.sql")
@@ -189,6 +187,21 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 			dialects.ErrPartitionMismatch, d.table, n, d.partitions)
 	}
 	return n, nil
+}
+
+// lockNamespaces returns the advisory lock namespaces (the first key of a
+// two-key advisory lock) of the table's partitions and relay sessions: a
+// hash of the table's OID, so that outbox tables of one name in different
+// schemas of one database never share locks (advisory locks are per
+// database). The namespaces may collide with an application's own
+// two-key advisory locks only if it happens to use the same first key.
+func (d *Dialect) lockNamespaces(ctx context.Context, q dialects.Querier) (part, member int32, err error) {
+	var oid int64
+	if err := q.QueryRowContext(ctx, d.tableOID).Scan(&oid); err != nil {
+		return 0, 0, fmt.Errorf("jitoutbox/postgres: look up table %s: %w", d.table, err)
+	}
+	part = sqlkit.LockNamespace("oid:" + strconv.FormatInt(oid, 10))
+	return part, part ^ 0x40000000, nil
 }
 
 // payloadArgs splits a payload between the payload and payload_json

@@ -25,8 +25,12 @@ func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
 		Time:           func(t time.Time) any { return t },
 		ValidID:        isUUIDText,
 		BlockerNowArgs: 1,
-		OwnershipArgs: func(context.Context, *sql.DB, time.Time) ([]any, error) {
-			return []any{d.memberNS}, nil
+		OwnershipArgs: func(ctx context.Context, db *sql.DB, _ time.Time) ([]any, error) {
+			_, member, err := d.lockNamespaces(ctx, db)
+			if err != nil {
+				return nil, err
+			}
+			return []any{member}, nil
 		},
 	})
 }

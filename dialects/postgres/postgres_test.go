@@ -74,13 +74,20 @@ func createLegacy(t testing.TB, db *sql.DB, d dialects.Dialect, rows []dialectte
 }
 
 // killSession terminates the backend of s's connection: the one holding
-// its member lock (namespace LockNamespace ^ 0x40000000, its relays row
-// id) in the default table.
+// its member lock (the table's member namespace, its relays row id) in the
+// default table.
 func killSession(t testing.TB, db *sql.DB, s dialects.Session) {
 	t.Helper()
-	member := sqlkit.LockNamespace(dialects.DefaultTable) ^ 0x40000000
+	d, err := postgres.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	member, err := postgres.MemberNamespace(t.Context(), d, db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var killed bool
-	err := db.QueryRowContext(t.Context(), `
+	err = db.QueryRowContext(t.Context(), `
 		SELECT pg_terminate_backend(l.pid)
 		FROM pg_locks l JOIN `+dialects.DefaultTable+`_relays r ON l.objid = (r.id % 2147483647)::int::oid
 		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
@@ -141,4 +148,35 @@ func openPostgres(t testing.TB, driver string) *sql.DB {
 		_, _ = admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
 	})
 	return db
+}
+
+// Tables of one name in two schemas of one database (two services, each
+// with its own search_path and the default table name) never share locks
+// (advisory locks are per database): each table's relays take all of its
+// partitions.
+func TestLocksPerTableNotPerName(t *testing.T) {
+	ctx := t.Context()
+	for i := range 2 {
+		db := openPostgres(t, "postgres") // a fresh schema first on its search_path
+		d, err := postgres.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Migrate(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+		s, err := d.OpenSession(ctx, db, "r", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		all := make([]int, dialects.DefaultPartitions)
+		for i := range all {
+			all[i] = i
+		}
+		got, err := s.Take(ctx, all, time.Now())
+		if err != nil || len(got) != len(all) {
+			t.Fatalf("service %d: took %d of %d partitions (%v): another schema's relay holds its locks", i, len(got), len(all), err)
+		}
+	}
 }

@@ -33,9 +33,11 @@ type session struct {
 	conn  *sql.Conn // the session connection: its locks are the ownership
 	watch *sql.Conn // WaitChange's connection, opened on first use
 	token string
-	mu    sync.Mutex       // guards ids: WaitChange runs beside the other methods
-	ids   map[string]int64 // relay token -> relays.id, from the last View
-	lost  bool
+	// partNS and memberNS are the table's advisory lock namespaces.
+	partNS, memberNS int32
+	mu               sync.Mutex       // guards ids: WaitChange runs beside the other methods
+	ids              map[string]int64 // relay token -> relays.id, from the last View
+	lost             bool
 }
 
 var _ dialects.Session = (*session)(nil)
@@ -51,9 +53,16 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		return nil, fmt.Errorf("jitoutbox/postgres: open session: %w", err)
 	}
 	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
+	if s.partNS, s.memberNS, err = d.lockNamespaces(ctx, conn); err != nil {
+		discard(conn)
+		if _, perr := d.Partitions(ctx, db); perr != nil {
+			return nil, perr
+		}
+		return nil, err
+	}
 	var id int64
 	var locked any
-	if err := conn.QueryRowContext(ctx, d.sess.open, d.memberNS, s.token, relay, sqlkit.UTC(time.Now())).Scan(&id, &locked); err != nil {
+	if err := conn.QueryRowContext(ctx, d.sess.open, s.memberNS, s.token, relay, sqlkit.UTC(time.Now())).Scan(&id, &locked); err != nil {
 		discard(conn)
 		if _, perr := d.Partitions(ctx, db); perr != nil {
 			return nil, perr
@@ -61,7 +70,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		return nil, fmt.Errorf("jitoutbox/postgres: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
-	_, _ = conn.ExecContext(ctx, d.sess.gc, d.memberNS, sqlkit.UTC(time.Now().Add(-gcAge)))
+	_, _ = conn.ExecContext(ctx, d.sess.gc, s.memberNS, sqlkit.UTC(time.Now().Add(-gcAge)))
 	return s, nil
 }
 
@@ -94,7 +103,7 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	rows, err := s.conn.QueryContext(ctx, s.d.sess.take, partArray(parts), s.d.partNS, s.token, sqlkit.UTC(now))
+	rows, err := s.conn.QueryContext(ctx, s.d.sess.take, partArray(parts), s.partNS, s.token, sqlkit.UTC(now))
 	if err != nil {
 		// The locks may be held with no owner recorded: end the session.
 		return nil, s.fail("take", err)
@@ -120,7 +129,7 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 		return nil
 	}
 	var n int
-	if err := s.conn.QueryRowContext(ctx, s.d.sess.release, partArray(parts), s.d.partNS, s.token).Scan(&n); err != nil {
+	if err := s.conn.QueryRowContext(ctx, s.d.sess.release, partArray(parts), s.partNS, s.token).Scan(&n); err != nil {
 		return s.fail("release", err)
 	}
 	return nil
@@ -155,7 +164,7 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if s.lost {
 		return v, s.fail("view", errors.New("session already lost"))
 	}
-	rows, err := s.conn.QueryContext(ctx, s.d.sess.view, s.d.memberNS)
+	rows, err := s.conn.QueryContext(ctx, s.d.sess.view, s.memberNS)
 	if err != nil {
 		return v, s.fail("view", err)
 	}
@@ -228,7 +237,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		s.watch = c
 	}
 	var a, b any
-	err := s.watch.QueryRowContext(ctx, s.d.sess.wait, s.d.memberNS, int32(id%2147483647)).Scan(&a, &b)
+	err := s.watch.QueryRowContext(ctx, s.d.sess.wait, s.memberNS, int32(id%2147483647)).Scan(&a, &b)
 	if err != nil {
 		// Cancelled or broken: the lock may have been granted before the
 		// cancel; never return such a connection to the pool.
