@@ -28,12 +28,12 @@ const (
 
 // statements are one dialect's SQL, rendered for one table prefix.
 type statements struct {
-	record, storedHash                            string
-	orderEnsure, orderRead, orderAdvance          string
-	cleanupProcessed, cleanupAggregates           string
-	migrateLock, migrateUnlock                    string
-	versionsCreate, versionsRead, versionsInsert  string
-	migrations                                    []migration
+	record, storedHash                           string
+	orderEnsure, orderRead, orderAdvance         string
+	cleanupProcessed, cleanupAggregates          string
+	migrateLock, migrateUnlock                   string
+	versionsCreate, versionsRead, versionsInsert string
+	migrations                                   []migration
 	// maxText is the longest aggregate type, aggregate id and event type
 	// in characters the table holds (0: no limit).
 	maxText int
