@@ -27,7 +27,9 @@ func Debezium() Option { return func(o *shape.Options) { o.Debezium = true } }
 
 // DebeziumPrefix sets the topic prefix before the aggregate type (default
 // "outbox.event", as kafkapub.DebeziumTopicPrefix).
-func DebeziumPrefix(prefix string) Option { return func(o *shape.Options) { o.DebeziumPrefix = prefix } }
+func DebeziumPrefix(prefix string) Option {
+	return func(o *shape.Options) { o.DebeziumPrefix = prefix }
+}
 
 // Record returns the inbox message of a record (nil: an empty message,
 // which Handle refuses with ErrNoEventID). Of repeated headers the first

@@ -29,7 +29,9 @@ func Debezium() Option { return func(o *shape.Options) { o.Debezium = true } }
 
 // DebeziumPrefix sets the subject prefix before the aggregate type
 // (default "outbox.event", as natspub.DebeziumSubjectPrefix).
-func DebeziumPrefix(prefix string) Option { return func(o *shape.Options) { o.DebeziumPrefix = prefix } }
+func DebeziumPrefix(prefix string) Option {
+	return func(o *shape.Options) { o.DebeziumPrefix = prefix }
+}
 
 // Message returns the inbox message of a core NATS message (nil: an empty
 // message, which Handle refuses with ErrNoEventID).
