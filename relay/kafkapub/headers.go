@@ -24,6 +24,11 @@ const (
 	HeaderAggregateType = "Jitoutbox-Aggregate-Type"
 	// HeaderAggregateID is the aggregate id (also the record's key).
 	HeaderAggregateID = "Jitoutbox-Aggregate-Id"
+	// HeaderSeq is the outbox row's seq in decimal (relay.Message.Seq): it
+	// grows with registration order within an aggregate, so a consumer can
+	// tell an event older than the last one it applied. Records with seq 0
+	// (not read from an outbox table) do not carry it.
+	HeaderSeq = "Jitoutbox-Seq"
 	// HeaderIdempotencyKey is the caller's idempotency key, when one was given.
 	HeaderIdempotencyKey = "Jitoutbox-Idempotency-Key"
 	// HeaderCreatedAt is when the event was registered, RFC 3339 with
@@ -56,7 +61,7 @@ const (
 // payload, the user's headers (sorted by name, for a stable order) followed
 // by jitoutbox's.
 func newRecord(topic string, m *relay.Message, debezium bool) *kgo.Record {
-	own := make([]kgo.RecordHeader, 0, 12)
+	own := make([]kgo.RecordHeader, 0, 13)
 	add := func(k, v string) { own = append(own, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
 	if debezium {
 		add(DebeziumHeaderID, m.ID)
@@ -66,6 +71,9 @@ func newRecord(topic string, m *relay.Message, debezium bool) *kgo.Record {
 	add(HeaderEventType, m.EventType)
 	add(HeaderAggregateType, m.AggregateType)
 	add(HeaderAggregateID, m.AggregateID)
+	if m.Seq != 0 {
+		add(HeaderSeq, strconv.FormatInt(m.Seq, 10))
+	}
 	if m.IdempotencyKey != "" {
 		add(HeaderIdempotencyKey, m.IdempotencyKey)
 	}

@@ -15,6 +15,7 @@ func TestHeaderNamesMatchNATS(t *testing.T) {
 		{kafkapub.HeaderEventType, natspub.HeaderEventType},
 		{kafkapub.HeaderAggregateType, natspub.HeaderAggregateType},
 		{kafkapub.HeaderAggregateID, natspub.HeaderAggregateID},
+		{kafkapub.HeaderSeq, natspub.HeaderSeq},
 		{kafkapub.HeaderIdempotencyKey, natspub.HeaderIdempotencyKey},
 		{kafkapub.HeaderCreatedAt, natspub.HeaderCreatedAt},
 		{kafkapub.HeaderContentType, natspub.HeaderContentType},

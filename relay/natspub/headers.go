@@ -25,6 +25,11 @@ const (
 	HeaderAggregateType = "Jitoutbox-Aggregate-Type"
 	// HeaderAggregateID is the aggregate id.
 	HeaderAggregateID = "Jitoutbox-Aggregate-Id"
+	// HeaderSeq is the outbox row's seq in decimal (relay.Message.Seq): it
+	// grows with registration order within an aggregate, so a consumer can
+	// tell an event older than the last one it applied. Messages with seq 0
+	// (not read from an outbox table) do not carry it.
+	HeaderSeq = "Jitoutbox-Seq"
 	// HeaderIdempotencyKey is the caller's idempotency key, when one was given.
 	HeaderIdempotencyKey = "Jitoutbox-Idempotency-Key"
 	// HeaderCreatedAt is when the event was registered, RFC 3339 with
@@ -71,6 +76,9 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 	// The exact entry count: up to 8 fits a small map of one group; past
 	// that, sizing the map once beats growing it.
 	n := len(m.Headers) + 4
+	if m.Seq != 0 {
+		n++
+	}
 	for _, v := range [...]string{m.IdempotencyKey, m.ContentType, msgID, expectStream} {
 		if v != "" {
 			n++
@@ -102,6 +110,9 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 	set(HeaderEventType, m.EventType)
 	set(HeaderAggregateType, m.AggregateType)
 	set(HeaderAggregateID, m.AggregateID)
+	if m.Seq != 0 {
+		set(HeaderSeq, strconv.FormatInt(m.Seq, 10))
+	}
 	if m.IdempotencyKey != "" {
 		set(HeaderIdempotencyKey, m.IdempotencyKey)
 	}

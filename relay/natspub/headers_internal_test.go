@@ -11,7 +11,7 @@ import (
 
 func testMessage() relay.Message {
 	return relay.Message{
-		ID: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", AggregateType: "order", AggregateID: "o-42",
+		ID: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", Seq: 9007199254740993, AggregateType: "order", AggregateID: "o-42",
 		EventType: "order.placed", Payload: []byte(`{"id":42}`), ContentType: "application/json",
 		Headers:        map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"},
 		IdempotencyKey: "k-1", CreatedAt: time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC),
@@ -26,7 +26,7 @@ func TestNewMsgHeaders(t *testing.T) {
 	msg := newMsg("events.order", &m, m.ID, "STREAM", false)
 	want := map[string]string{
 		HeaderEventID: m.ID, HeaderEventType: "order.placed", HeaderAggregateType: "order",
-		HeaderAggregateID: "o-42", HeaderIdempotencyKey: "k-1", HeaderContentType: "application/json",
+		HeaderAggregateID: "o-42", HeaderSeq: "9007199254740993", HeaderIdempotencyKey: "k-1", HeaderContentType: "application/json",
 		HeaderCreatedAt: "2026-11-22T10:00:00.123456789Z", "traceparent": m.Headers["traceparent"],
 		HeaderMsgID: m.ID, jetstream.ExpectedStreamHeader: "STREAM",
 	}
@@ -47,6 +47,17 @@ func TestNewMsgHeaders(t *testing.T) {
 	check("after Add")
 	if msg.Subject != "events.order" || string(msg.Data) != `{"id":42}` {
 		t.Errorf("subject %q data %q", msg.Subject, msg.Data)
+	}
+}
+
+// TestNewMsgWithoutSeq: a message with seq 0 (not read from an outbox table)
+// carries no Jitoutbox-Seq header rather than a misleading "0".
+func TestNewMsgWithoutSeq(t *testing.T) {
+	m := testMessage()
+	m.Seq = 0
+	msg := newMsg("events.order", &m, "", "", false)
+	if v, ok := msg.Header[HeaderSeq]; ok {
+		t.Errorf("header %s = %q on a message with seq 0", HeaderSeq, v)
 	}
 }
 

@@ -22,6 +22,11 @@ const (
 	HeaderAggregateType = "Jitoutbox-Aggregate-Type"
 	// HeaderAggregateID is the aggregate id.
 	HeaderAggregateID = "Jitoutbox-Aggregate-Id"
+	// HeaderSeq is the outbox row's seq in decimal text (relay.Message.Seq):
+	// it grows with registration order within an aggregate, so a consumer
+	// can tell an event older than the last one it applied. Messages with
+	// seq 0 (not read from an outbox table) do not carry it.
+	HeaderSeq = "Jitoutbox-Seq"
 	// HeaderIdempotencyKey is the caller's idempotency key, when one was given.
 	HeaderIdempotencyKey = "Jitoutbox-Idempotency-Key"
 	// HeaderCreatedAt is when the event was registered, RFC 3339 with
@@ -48,7 +53,7 @@ func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 	if len(m.ID) > MaxNameLen || len(m.EventType) > MaxNameLen || len(m.ContentType) > MaxNameLen {
 		return amqp.Publishing{}, relay.Permanent(fmt.Errorf("%w: event id, event type or content type longer than %d bytes", ErrInvalidMessage, MaxNameLen))
 	}
-	h := make(amqp.Table, len(m.Headers)+9)
+	h := make(amqp.Table, len(m.Headers)+10)
 	for k, v := range m.Headers {
 		if len(k) > MaxNameLen {
 			return amqp.Publishing{}, relay.Permanent(fmt.Errorf("%w: header name of %d bytes is longer than %d", ErrInvalidMessage, len(k), MaxNameLen))
@@ -59,6 +64,9 @@ func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 	h[HeaderEventType] = m.EventType
 	h[HeaderAggregateType] = m.AggregateType
 	h[HeaderAggregateID] = m.AggregateID
+	if m.Seq != 0 {
+		h[HeaderSeq] = strconv.FormatInt(m.Seq, 10)
+	}
 	if m.IdempotencyKey != "" {
 		h[HeaderIdempotencyKey] = m.IdempotencyKey
 	}

@@ -16,8 +16,9 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/jitoutbox/jitoutbox/examples/orders/internal/shop"
+	"github.com/jitoutbox/jitoutbox/inbox"
+	"github.com/jitoutbox/jitoutbox/inbox/natssub"
 	jitotel "github.com/jitoutbox/jitoutbox/otel"
-	"github.com/jitoutbox/jitoutbox/relay/natspub"
 )
 
 // Outcome is what Handle did with a message.
@@ -46,13 +47,18 @@ func (o Outcome) String() string {
 
 // ErrNoEventID is returned by Handle for a message without the
 // Jitoutbox-Event-Id header (it cannot be deduplicated).
-var ErrNoEventID = errors.New("projector: message has no event id")
+var ErrNoEventID = inbox.ErrNoEventID
+
+// inboxTable prefixes the inbox's tables: projector_processed (the
+// processed event ids), projector_aggregates, projector_migrations.
+const inboxTable = "projector"
 
 // Projector applies order events to its projection once each.
 type Projector struct {
 	db      *sql.DB
 	dialect string
 	sql     statements
+	in      *inbox.Inbox
 	out     io.Writer
 	log     *slog.Logger
 	tracer  trace.Tracer
@@ -76,73 +82,85 @@ func New(db *sql.DB, dialect string, out io.Writer, tp trace.TracerProvider, log
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Projector{db: db, dialect: dialect, sql: st, out: out, log: log,
-		tracer: tp.Tracer("github.com/jitoutbox/jitoutbox/examples/orders/consumer")}, nil
+	p := &Projector{db: db, dialect: dialect, sql: st, out: out, log: log,
+		tracer: tp.Tracer("github.com/jitoutbox/jitoutbox/examples/orders/consumer")}
+	in, err := inbox.New(inbox.Config{
+		Dialect: inbox.Dialect(dialect),
+		Table:   inboxTable,
+		// The relay keeps each order's events in order, so this reports
+		// only what should not happen (a replay of an old copy). The
+		// projection tolerates a late order.created, so apply it and say so.
+		OnOutOfOrder: func(ctx context.Context, m inbox.Message, last int64) inbox.Decision {
+			p.log.WarnContext(ctx, "projector: event older than the last applied for its order",
+				"event", m.EventID, "type", m.EventType, "order", m.AggregateID, "seq", m.Seq, "last_seq", last)
+			return inbox.Apply
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.in = in
+	return p, nil
 }
 
-// Handle processes one message in one transaction: it records the event id
-// (a duplicate ends here) and updates the projection. The caller acks the
-// message when Handle returns nil.
+// Handle processes one message in one transaction: the inbox records the
+// event id (a duplicate ends there) and the projection is updated. The
+// caller acks the message when Handle returns nil.
 func (p *Projector) Handle(ctx context.Context, h nats.Header, data []byte) (Outcome, error) {
-	id := h.Get(natspub.HeaderEventID)
-	if id == "" {
-		return Ignored, ErrNoEventID
-	}
-	typ := h.Get(natspub.HeaderEventType)
+	msg := natssub.Message(&nats.Msg{Header: h, Data: data})
 	// Join the trace of the HTTP request that registered the event.
 	ctx = jitotel.ExtractNATS(ctx, h)
-	ctx, span := p.tracer.Start(ctx, "project "+typ, trace.WithSpanKind(trace.SpanKindConsumer))
+	ctx, span := p.tracer.Start(ctx, "project "+msg.EventType, trace.WithSpanKind(trace.SpanKindConsumer))
 	defer span.End()
 
-	outcome, err := p.apply(ctx, id, typ, data)
+	outcome := Applied
+	res, err := p.in.Handle(ctx, p.db, msg, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		outcome, err = p.apply(ctx, tx, msg)
+		return err
+	})
 	if err != nil {
-		return outcome, err
+		return Ignored, fmt.Errorf("projector: %w", err)
 	}
-	fmt.Fprintf(p.out, "%-9s %-13s order=%s event=%s trace=%s\n", outcome, typ,
-		h.Get(natspub.HeaderAggregateID), id, trace.SpanContextFromContext(ctx).TraceID())
+	if res == inbox.Duplicate {
+		outcome = Duplicate
+	}
+	fmt.Fprintf(p.out, "%-9s %-13s order=%s event=%s trace=%s\n", outcome, msg.EventType,
+		msg.AggregateID, msg.EventID, trace.SpanContextFromContext(ctx).TraceID())
 	return outcome, nil
 }
 
-func (p *Projector) apply(ctx context.Context, id, typ string, data []byte) (Outcome, error) {
-	tx, err := p.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Ignored, fmt.Errorf("projector: begin: %w", err)
-	}
-	defer func() { _ = tx.Rollback() }()
+// apply updates the projection for one event, inside the inbox's
+// transaction.
+func (p *Projector) apply(ctx context.Context, tx *sql.Tx, msg inbox.Message) (Outcome, error) {
 	now := time.Now().UTC()
-	res, err := tx.ExecContext(ctx, p.sql.markProcessed, id, typ, now)
-	if err != nil {
-		return Ignored, fmt.Errorf("projector: record event %s: %w", id, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return Ignored, fmt.Errorf("projector: record event %s: %w", id, err)
-	} else if n == 0 {
-		return Duplicate, nil // rolled back; nothing to do
-	}
-	outcome := Applied
-	switch typ {
+	var err error
+	switch msg.EventType {
 	case shop.EventCreated:
 		var ev shop.Created
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return Ignored, fmt.Errorf("projector: event %s: %w", id, err)
+		if err := json.Unmarshal(msg.Payload, &ev); err != nil {
+			return Ignored, err
 		}
 		_, err = tx.ExecContext(ctx, p.sql.created, ev.OrderID, ev.Customer, ev.TotalCents, now)
 	case shop.EventPaid:
 		var ev shop.Paid
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return Ignored, fmt.Errorf("projector: event %s: %w", id, err)
+		if err := json.Unmarshal(msg.Payload, &ev); err != nil {
+			return Ignored, err
 		}
 		_, err = tx.ExecContext(ctx, p.sql.paid, ev.OrderID, ev.TotalCents, now)
 	default:
-		outcome = Ignored
+		return Ignored, nil
 	}
-	if err != nil {
-		return Ignored, fmt.Errorf("projector: apply event %s: %w", id, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return Ignored, fmt.Errorf("projector: commit event %s: %w", id, err)
-	}
-	return outcome, nil
+	return Applied, err
+}
+
+// permanent reports whether redelivering a message that failed with err
+// cannot help: no or a malformed event id, an id reused with another
+// payload, a payload that is not JSON.
+func permanent(err error) bool {
+	var syntax *json.SyntaxError
+	var bad *inbox.MessageError
+	return errors.As(err, &bad) || errors.Is(err, inbox.ErrPayloadMismatch) || errors.As(err, &syntax)
 }
 
 // Run consumes the stream through the durable consumer named durable
@@ -162,13 +180,12 @@ func (p *Projector) Run(ctx context.Context, js jetstream.JetStream, stream, dur
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		_, err := p.Handle(ctx, m.Headers(), m.Data())
-		var syntax *json.SyntaxError
 		switch {
 		case err == nil:
 			if err := m.Ack(); err != nil {
 				p.log.WarnContext(ctx, "projector: ack", "err", err)
 			}
-		case errors.Is(err, ErrNoEventID), errors.As(err, &syntax):
+		case permanent(err):
 			p.log.ErrorContext(ctx, "projector: dropping message", "subject", m.Subject(), "err", err)
 			_ = m.Term()
 		default:

@@ -7,14 +7,11 @@ import (
 	"github.com/jitoutbox/jitoutbox/examples/orders/internal/shop"
 )
 
-// schemas per dialect: the processed event ids and the projection.
+// schemas per dialect: the projection. The processed event ids are the
+// inbox's (package inbox, tables projector_processed and
+// projector_aggregates).
 var schemas = map[string][]string{
 	shop.Postgres: {
-		`CREATE TABLE IF NOT EXISTS projector_processed (
-    event_id     TEXT PRIMARY KEY,
-    event_type   TEXT NOT NULL,
-    processed_at TIMESTAMPTZ NOT NULL
-)`,
 		`CREATE TABLE IF NOT EXISTS projector_orders (
     order_id    TEXT PRIMARY KEY,
     customer    TEXT NOT NULL,
@@ -25,11 +22,6 @@ var schemas = map[string][]string{
 )`,
 	},
 	shop.MySQL: {
-		`CREATE TABLE IF NOT EXISTS projector_processed (
-    event_id     VARCHAR(64) NOT NULL PRIMARY KEY,
-    event_type   VARCHAR(255) NOT NULL,
-    processed_at DATETIME(6) NOT NULL
-) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4`,
 		`CREATE TABLE IF NOT EXISTS projector_orders (
     order_id    VARCHAR(36) NOT NULL PRIMARY KEY,
     customer    VARCHAR(255) NOT NULL,
@@ -43,15 +35,12 @@ var schemas = map[string][]string{
 
 // statements per dialect. Placeholders in order of the arguments.
 type statements struct {
-	markProcessed string // event_id, event_type, processed_at; 0 rows affected = seen before
-	created       string // order_id, customer, total_cents, updated_at
-	paid          string // order_id, total_cents, updated_at
+	created string // order_id, customer, total_cents, updated_at
+	paid    string // order_id, total_cents, updated_at
 }
 
 var sqlFor = map[string]statements{
 	shop.Postgres: {
-		markProcessed: `INSERT INTO projector_processed (event_id, event_type, processed_at) VALUES ($1, $2, $3)
-ON CONFLICT (event_id) DO NOTHING`,
 		// A late order.created never moves a paid order back.
 		created: `INSERT INTO projector_orders (order_id, customer, total_cents, status, events, updated_at)
 VALUES ($1, $2, $3, 'created', 1, $4)
@@ -63,8 +52,6 @@ ON CONFLICT (order_id) DO UPDATE SET status = 'paid', total_cents = EXCLUDED.tot
     events = projector_orders.events + 1, updated_at = EXCLUDED.updated_at`,
 	},
 	shop.MySQL: {
-		markProcessed: `INSERT INTO projector_processed (event_id, event_type, processed_at) VALUES (?, ?, ?)
-ON DUPLICATE KEY UPDATE event_id = event_id`,
 		created: `INSERT INTO projector_orders (order_id, customer, total_cents, status, events, updated_at)
 VALUES (?, ?, ?, 'created', 1, ?)
 ON DUPLICATE KEY UPDATE customer = VALUES(customer), events = events + 1, updated_at = VALUES(updated_at)`,
@@ -75,8 +62,11 @@ ON DUPLICATE KEY UPDATE status = 'paid', total_cents = VALUES(total_cents), even
 	},
 }
 
-// Migrate creates the projector's tables.
+// Migrate creates the inbox's tables and the projection's.
 func (p *Projector) Migrate(ctx context.Context) error {
+	if err := p.in.Migrate(ctx, p.db); err != nil {
+		return fmt.Errorf("projector: migrate: %w", err)
+	}
 	for _, ddl := range schemas[p.dialect] {
 		if _, err := p.db.ExecContext(ctx, ddl); err != nil {
 			return fmt.Errorf("projector: migrate: %w", err)

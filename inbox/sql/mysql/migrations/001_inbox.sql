@@ -1,0 +1,27 @@
+-- jitoutbox inbox schema for MySQL 8 / MariaDB 10.6+. Indexes are declared
+-- inside CREATE TABLE so that the schema is idempotent on both servers.
+-- Times are DATETIME(6); utf8mb4_bin compares aggregate ids exactly.
+-- {{prefix}}_processed holds one row per event applied (or skipped as out
+-- of order) within the retention window: the primary key decides first
+-- delivery against duplicate, the processed_at index keeps Cleanup's
+-- batches cheap.
+CREATE TABLE IF NOT EXISTS {{prefix}}_processed (
+    event_id       CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    aggregate_type VARCHAR(255) NOT NULL,
+    aggregate_id   VARCHAR(255) NOT NULL,
+    event_type     VARCHAR(255) NOT NULL,
+    seq            BIGINT,
+    payload_hash   BINARY(32)   NOT NULL,
+    processed_at   DATETIME(6)  NOT NULL,
+    PRIMARY KEY (event_id),
+    KEY {{name}}_processed_at_idx (processed_at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+-- The last applied seq per aggregate, for the optional order check.
+CREATE TABLE IF NOT EXISTS {{prefix}}_aggregates (
+    aggregate_type VARCHAR(255) NOT NULL,
+    aggregate_id   VARCHAR(255) NOT NULL,
+    last_seq       BIGINT       NOT NULL,
+    updated_at     DATETIME(6)  NOT NULL,
+    PRIMARY KEY (aggregate_type, aggregate_id),
+    KEY {{name}}_aggregates_updated_idx (updated_at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

@@ -1,0 +1,1 @@
+SELECT version FROM {{prefix}}_migrations
