@@ -391,7 +391,7 @@ func TestRealDialectStatementOrder(t *testing.T) {
 			mock.ExpectExec(`^UPDATE orders`).WillReturnResult(sqlmock.NewResult(0, 1))
 			// The first flush of an Outbox reads the table's partition count
 			// (and, on MySQL, the server's version).
-			cols, vals := []string{"partitions", "version"}, []driver.Value{64, 2}
+			cols, vals := []string{"partitions", "version"}, []driver.Value{64, 3}
 			if name == "mysql" {
 				cols, vals = append(cols, "server"), append(vals, "10.11.0-MariaDB")
 			}

@@ -10,20 +10,23 @@ func NewContext(ctx context.Context, tx *Tx) context.Context {
 }
 
 // FromContext returns the transaction carried by ctx, if any.
+// A context from Capture.Context carries no *Tx: FromContext reports false,
+// while the package-level Add registers with the Capture.
 func FromContext(ctx context.Context) (*Tx, bool) {
 	tx, ok := ctx.Value(ctxKey{}).(*Tx)
 	return tx, ok && tx != nil
 }
 
-// Add adds ev to the transaction carried by ctx (see NewContext and
-// Tx.Context) and returns its id. It returns ErrNoTransaction when ctx
-// carries none; otherwise it behaves as Tx.Add, except that header injectors
+// Add adds ev to the transaction carried by ctx (see NewContext,
+// Tx.Context and Capture.Context: begun, adopted or captured alike) and
+// returns its id. It returns ErrNoTransaction when ctx carries none;
+// otherwise it behaves as Tx.Add (Capture.Add), except that header injectors
 // (WithHeaderInjector) see ctx rather than the Begin context, so a span
 // started below Begin is the one recorded.
 func Add(ctx context.Context, ev Event) (string, error) {
-	tx, ok := FromContext(ctx)
-	if !ok {
+	a, ok := ctx.Value(ctxKey{}).(adder)
+	if !ok || a == nil || a == (*Tx)(nil) || a == (*Capture)(nil) {
 		return "", ErrNoTransaction
 	}
-	return tx.add(ctx, ev)
+	return a.add(ctx, ev)
 }

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
 // Sentinel errors callers can branch on with errors.Is.
@@ -20,13 +22,25 @@ var (
 	// carries no transaction.
 	ErrNoTransaction = errors.New("txoutbox: no transaction in context")
 	// ErrInvalidOption is returned (wrapped) by New and NewX for a bad
-	// argument or option.
+	// argument or option, and by Adopt, AdoptX, NewCapture and
+	// Capture.WriteTo for a bad argument (nothing is changed then).
 	ErrInvalidOption = errors.New("txoutbox: invalid option")
+	// ErrDuplicateIdempotencyKey matches the *FlushError Commit (and the
+	// error Capture.WriteTo) returns when an event's IdempotencyKey is
+	// already in the outbox table: the transaction has been rolled back
+	// (by Commit; after WriteTo the caller must roll back) and nothing of
+	// it is committed. The error also matches the driver's unique-violation
+	// error. Add returns a *ValidationError matching it when the key was
+	// already given to another event of the same transaction. It is the
+	// same value as dialects.ErrDuplicateIdempotencyKey.
+	ErrDuplicateIdempotencyKey = dialects.ErrDuplicateIdempotencyKey
 )
 
 // ValidationError describes why Add refused an event. Nothing is buffered
 // and the transaction stays usable. It matches ErrInvalidEvent, and also
-// ErrPayloadTooLarge when the payload was too large.
+// ErrPayloadTooLarge when the payload was too large, and
+// ErrDuplicateIdempotencyKey when the key was already given to another
+// event of the transaction.
 type ValidationError struct {
 	// Field names the offending field, e.g. "AggregateID" or
 	// `Headers["X-Trace"]`.
@@ -34,7 +48,8 @@ type ValidationError struct {
 	// Reason says what is wrong with it.
 	Reason string
 
-	tooLarge bool
+	tooLarge  bool
+	duplicate bool
 }
 
 // Error implements error.
@@ -43,9 +58,10 @@ func (e *ValidationError) Error() string {
 }
 
 // Is reports whether target is ErrInvalidEvent (or ErrPayloadTooLarge for an
-// oversized payload).
+// oversized payload, ErrDuplicateIdempotencyKey for a key used twice).
 func (e *ValidationError) Is(target error) bool {
-	return target == ErrInvalidEvent || (e.tooLarge && target == ErrPayloadTooLarge)
+	return target == ErrInvalidEvent || (e.tooLarge && target == ErrPayloadTooLarge) ||
+		(e.duplicate && target == ErrDuplicateIdempotencyKey)
 }
 
 // FlushError is returned by Commit when writing the buffered events failed.

@@ -226,3 +226,53 @@ func ExampleIdempotencyKey() {
 	fmt.Println(k1 == k2, k1 == k3, len(k1))
 	// Output: true false 36
 }
+
+// DBTX is the interface sqlc generates for its Queries (hand-written here,
+// as sqlc would write it into db.go).
+type DBTX interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	PrepareContext(ctx context.Context, query string) (*sql.Stmt, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Queries is a "generated" query set over a DBTX.
+type Queries struct{ db DBTX }
+
+// PayOrder is a "generated" query.
+func (q *Queries) PayOrder(ctx context.Context, id string) error {
+	_, err := q.db.ExecContext(ctx, "INSERT INTO orders (id, state) VALUES (?, 'paid')", id)
+	return err
+}
+
+// sqlc and similar generated code: *txoutbox.Tx satisfies the DBTX
+// interface the generated Queries take, so the queries and the events run
+// in one transaction.
+func Example_sqlc() {
+	db, dialect, closeDB := openExampleDB()
+	defer closeDB()
+	ctx := context.Background()
+	ob, err := txoutbox.New(db, dialect)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	tx, err := ob.Begin(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback()
+	var _ DBTX = tx // compile-time proof
+	q := &Queries{db: tx}
+	if err := q.PayOrder(ctx, "42"); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: "42", EventType: "order.paid", Payload: []byte(`{"id":42}`)}); err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+	pending(db, dialect)
+	// Output: pending events: 1
+}

@@ -20,6 +20,7 @@ type config struct {
 	clock      func() time.Time
 	logger     *slog.Logger
 	injectors  []HeaderInjector
+	noLazyWake bool
 }
 
 func defaultConfig() config {
@@ -125,12 +126,31 @@ func WithHeaderInjector(inject HeaderInjector) Option {
 	}
 }
 
+// WithoutLazyWake turns off the wake of ordinary commits. By default a
+// commit that is not time-critical gives the relay of this process a lazy
+// wake (relay Config.LazyDelay, 250 ms: the relay reads once for all such
+// commits of that delay) and a notify.LazyNotifier a NotifyLazy. With this
+// option it tells nobody: its rows are published at the relays' next poll
+// (relay Config.PollInterval), so under a steady flow of ordinary commits
+// the relay reads once per poll instead of once per lazy delay, at the
+// price of that latency. Time-critical commits (TimeCritical,
+// Event.TimeCritical) still wake at once. Use it when only time-critical
+// events must be fast and the database should see as few reads as
+// possible.
+func WithoutLazyWake() Option {
+	return func(c *config) error {
+		c.noLazyWake = true
+		return nil
+	}
+}
+
 // txConfig is what TxOptions set.
 type txConfig struct {
 	critical bool
 }
 
-// TxOption configures one transaction begun with Outbox.Begin.
+// TxOption configures one transaction begun with Outbox.Begin (or adopted
+// with Adopt, or captured with NewCapture).
 type TxOption func(*txConfig)
 
 // TimeCritical marks the transaction time-critical: after it commits, the

@@ -68,13 +68,7 @@ func (o *Outbox) Begin(ctx context.Context, opts *sql.TxOptions, txOpts ...TxOpt
 
 // wrap builds a Tx around a freshly begun raw transaction.
 func (o *Outbox) wrap(ctx context.Context, raw *sql.Tx, txOpts []TxOption) *Tx {
-	var tc txConfig
-	for _, opt := range txOpts {
-		if opt != nil {
-			opt(&tc)
-		}
-	}
-	t := &Tx{ob: o, raw: raw, critical: tc.critical}
-	t.ctx = NewContext(ctx, t)
+	t := &Tx{raw: raw}
+	t.buf.init(o, ctx, t, txOpts)
 	return t
 }

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/notify"
@@ -21,21 +19,19 @@ import (
 // transaction is rolled back (by database/sql); Add then fails and Commit
 // returns the driver's error.
 type Tx struct {
-	ob       *Outbox
-	raw      *sql.Tx
-	ctx      context.Context // the Begin context, carrying this Tx
-	critical bool            // set by TimeCritical(); read-only after Begin
-
-	mu     sync.Mutex
-	done   bool
-	crit   bool // some event is TimeCritical
-	events []dialects.Event
+	buf buffer
+	raw *sql.Tx
+	// stop ends the watch of an adopted transaction's context (Adopt);
+	// nil for a transaction begun by Begin.
+	stop func() bool
 }
 
-// Context returns the context given to Begin with this transaction attached
-// (see NewContext), for passing down to code that calls the package-level
-// Add. It is done when the Begin context is.
-func (t *Tx) Context() context.Context { return t.ctx }
+var _ adder = (*Tx)(nil)
+
+// Context returns the context given to Begin (or Adopt) with this
+// transaction attached (see NewContext), for passing down to code that
+// calls the package-level Add. It is done when that context is.
+func (t *Tx) Context() context.Context { return t.buf.ctx }
 
 // Add validates ev, assigns its id (a UUIDv7, canonical text form, returned)
 // and creation time, and buffers a copy of it to be written on Commit. The
@@ -43,92 +39,60 @@ func (t *Tx) Context() context.Context { return t.ctx }
 // package-level Add to register under a context derived from it.
 //
 // An invalid event yields a *ValidationError (matching ErrInvalidEvent);
-// nothing is buffered and the transaction stays usable. After Commit or
-// Rollback, Add returns an error matching sql.ErrTxDone; after the Begin
+// nothing is buffered and the transaction stays usable. An idempotency key
+// already given to another event of this transaction is refused the same
+// way, and the error also matches ErrDuplicateIdempotencyKey. After Commit
+// or Rollback, Add returns an error matching sql.ErrTxDone; after the Begin
 // context is done, one matching both sql.ErrTxDone and the context's error.
 func (t *Tx) Add(ev Event) (string, error) {
-	return t.add(t.ctx, ev)
+	return t.buf.add(t.buf.ctx, ev)
 }
 
 // add is Add with the registering context ctx, passed to the header
 // injectors (the Begin context for Tx.Add, the caller's for the
 // package-level Add).
 func (t *Tx) add(ctx context.Context, ev Event) (string, error) {
-	if verr := validate(&ev, t.ob.cfg.maxPayload); verr != nil {
-		return "", verr
-	}
-	stored := ev.toDialect()
-	if verr := t.ob.injectHeaders(ctx, &stored); verr != nil {
-		return "", verr
-	}
-
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.done {
-		return "", errTxDone("add")
-	}
-	if err := t.ctx.Err(); err != nil {
-		return "", fmt.Errorf("txoutbox: add: %w (%w)", sql.ErrTxDone, context.Cause(t.ctx))
-	}
-	// Id and time are taken under the lock so that registration order,
-	// buffer order and id order agree.
-	now := t.ob.cfg.clock()
-	stored.ID = t.ob.ids.New(now).String()
-	stored.CreatedAt = now.UTC().Truncate(time.Microsecond)
-	t.events = append(t.events, stored)
-	if ev.TimeCritical {
-		t.crit = true
-	}
-	return stored.ID, nil
+	return t.buf.add(ctx, ev)
 }
 
 // Events returns a copy of the events buffered so far, in registration
 // order (for tests and debugging). Critical is reported as given on each
 // event; Commit sets it on every event of a time-critical transaction.
 func (t *Tx) Events() []dialects.Event {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]dialects.Event, len(t.events))
-	copy(out, t.events)
-	return out
+	return t.buf.snapshot()
 }
 
 // Commit writes the buffered events (one multi-row INSERT, none when no
 // event was added) and commits the transaction.
 //
 // If writing the events fails, the transaction is rolled back and a
-// *FlushError is returned, matching both ErrFlush and the cause. Errors from
-// the driver's COMMIT are returned wrapped. If the Begin context is already
-// done, the transaction is rolled back and the error matches both
-// sql.ErrTxDone and the context's error. After a successful commit of a
-// time-critical transaction that wrote events, the Notifier is told once.
+// *FlushError is returned, matching both ErrFlush and the cause: an event
+// whose idempotency key is already in the table makes it match
+// ErrDuplicateIdempotencyKey, and nothing of the transaction is committed.
+// Errors from the driver's COMMIT are returned wrapped. If the Begin
+// context is already done, the transaction is rolled back and the error
+// matches both sql.ErrTxDone and the context's error. After a successful
+// commit that wrote events, the relay of this process and the Notifier are
+// told (see WithRelay, WithNotifier, WithoutLazyWake).
 func (t *Tx) Commit() error {
-	t.mu.Lock()
-	if t.done {
-		t.mu.Unlock()
+	events, critical, ok := t.buf.finish()
+	if !ok {
 		return sql.ErrTxDone
 	}
-	t.done = true
-	events := t.events
-	t.events = nil
-	critical := t.critical || t.crit
-	t.mu.Unlock()
-
-	if t.ctx.Err() != nil {
+	if t.stop != nil {
+		t.stop()
+	}
+	ctx := t.buf.ctx
+	if ctx.Err() != nil {
 		// database/sql rolls back on cancellation (possibly not yet, so
 		// make sure); the events are dropped with the transaction.
 		_ = t.raw.Rollback()
-		return fmt.Errorf("txoutbox: commit: %w (%w)", sql.ErrTxDone, context.Cause(t.ctx))
+		return fmt.Errorf("txoutbox: commit: %w (%w)", sql.ErrTxDone, context.Cause(ctx))
 	}
 	var ho handover
 	if len(events) > 0 {
-		if critical {
-			for i := range events {
-				events[i].Critical = true
-			}
-		}
 		var err error
-		ho, err = t.ob.flush(t.ctx, t.raw, events, critical)
+		ho, err = t.buf.ob.flush(ctx, t.raw, events, critical, true)
 		if err != nil {
 			ferr := &FlushError{Events: len(events), Err: err}
 			if rerr := t.raw.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {
@@ -141,7 +105,7 @@ func (t *Tx) Commit() error {
 		return fmt.Errorf("txoutbox: commit: %w", err)
 	}
 	if len(events) > 0 {
-		t.ob.committed(critical, ho)
+		t.buf.ob.committed(critical, ho)
 	}
 	return nil
 }
@@ -150,14 +114,12 @@ func (t *Tx) Commit() error {
 // (*sql.Tx).Rollback it returns sql.ErrTxDone when the transaction is
 // already finished, so a deferred Rollback after Commit is harmless.
 func (t *Tx) Rollback() error {
-	t.mu.Lock()
-	if t.done {
-		t.mu.Unlock()
+	if _, _, ok := t.buf.finish(); !ok {
 		return sql.ErrTxDone
 	}
-	t.done = true
-	t.events = nil
-	t.mu.Unlock()
+	if t.stop != nil {
+		t.stop()
+	}
 	return t.raw.Rollback()
 }
 
@@ -175,7 +137,10 @@ type handover struct {
 // other partitions are announced to their owners through the Notifier,
 // inside the transaction when it speaks there (PostgreSQL NOTIFY, delivered
 // only on commit).
-func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialects.Event, critical bool) (handover, error) {
+//
+// With handoff false (Capture: nothing proves the COMMIT happened), rows
+// are never handed over in memory; the relay is asked to read instead.
+func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialects.Event, critical, handoff bool) (handover, error) {
 	var ho handover
 	n, err := o.partitionCount(ctx, q)
 	if err != nil {
@@ -190,8 +155,9 @@ func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialect
 		}
 	}
 	ho.remote = critical && owned < len(events)
-	if owned == 0 {
+	if owned == 0 || !handoff {
 		err = o.dialect.Insert(ctx, q, events)
+		ho.read = owned > 0
 	} else {
 		var recs []dialects.Record
 		recs, err = o.dialect.InsertHandoff(ctx, q, events)
@@ -228,8 +194,12 @@ func (o *Outbox) partitionCount(ctx context.Context, q dialects.Querier) (int, e
 }
 
 // committed tells the relay of this process and the Notifier about a
-// committed transaction with events.
+// committed transaction with events. With WithoutLazyWake, an ordinary
+// commit tells nobody: its rows wait for the relays' poll.
 func (o *Outbox) committed(critical bool, ho handover) {
+	if !critical && o.cfg.noLazyWake {
+		return
+	}
 	if r := o.cfg.relay; r != nil {
 		r.Committed(Commit{Critical: critical, Records: ho.recs, Read: ho.read})
 	}

@@ -107,4 +107,7 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("TryLock", func(t *testing.T) { testTryLock(t, tgt) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, tgt) })
 	t.Run("WithTable", func(t *testing.T) { testWithTable(t, tgt) })
+	t.Run("IdempotencyKeys", func(t *testing.T) { testIdempotencyKeys(t, tgt) })
+	t.Run("IdempotencyKeyRace", func(t *testing.T) { testIdempotencyKeyRace(t, tgt) })
+	t.Run("IdempotencyUpgrade", func(t *testing.T) { testIdempotencyUpgrade(t, tgt) })
 }

@@ -57,7 +57,7 @@ type Dialect struct {
 	requeueIDs, requeueAggregate, requeueAll                            string
 	skipIDs, skipAggregate, skipAll                                     string
 	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                 string
-	fillSelect, fillUpdate                                              string
+	fillSelect, fillUpdate, dupKeys                                     string
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -97,8 +97,11 @@ func New(opts ...Option) (*Dialect, error) {
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
-		Steps:          map[string]func(context.Context, dialects.Querier) error{"fill-partitions": d.fillPartitions},
-		Name:           "jitoutbox/mysql",
+		Steps: map[string]func(context.Context, dialects.Querier) error{
+			"fill-partitions":        d.fillPartitions,
+			"check-idempotency-keys": d.checkIdempotencyKeys,
+		},
+		Name: "jitoutbox/mysql",
 	}
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
 	d.handoff = d.insert.WithTail(load("insert_handoff_tail.sql"))
@@ -135,6 +138,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.tryLockRead = load("trylock_read.sql")
 	d.stats = load("stats.sql")
 	d.fillSelect = load("fill_select.sql")
+	d.dupKeys = load("idempotency_duplicates.sql")
 	d.fillUpdate = load("fill_update.sql")
 	insp, err := d.newInspector()
 	if err != nil {
@@ -273,9 +277,9 @@ func insertArgs(events []dialects.Event, cols int) ([]any, error) {
 	return args, nil
 }
 
-// Insert writes events with as few multi-row INSERTs as the parameter limit
+// insertEvents writes events with as few multi-row INSERTs as the parameter limit
 // allows, in slice order.
-func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
+func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
@@ -297,26 +301,26 @@ type aggKey struct {
 	typ, id string
 }
 
-// InsertHandoff writes events with one INSERT and returns, as records in
+// insertHandoff writes events with one INSERT and returns, as records in
 // Seq order, those whose aggregate had no pending row and no block visible
 // to the transaction before it (insert_handoff_busy.sql, read first).
 // MariaDB returns the seqs with INSERT ... RETURNING; on MySQL 8 they are
 // read by id after the INSERT, in the same transaction. Events that do not
 // fit in one statement are written by Insert and none is returned.
-func (d *Dialect) InsertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
+func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
 	n := len(events)
 	if n == 0 {
 		return nil, nil
 	}
 	if n > d.MaxInsertRows() {
-		return nil, d.Insert(ctx, q, events)
+		return nil, d.insertEvents(ctx, q, events)
 	}
 	free, err := d.freeEvents(ctx, q, events)
 	if err != nil {
 		return nil, err
 	}
 	if len(free) == 0 {
-		return nil, d.Insert(ctx, q, events)
+		return nil, d.insertEvents(ctx, q, events)
 	}
 	args, err := insertArgs(events, d.insert.Columns())
 	if err != nil {

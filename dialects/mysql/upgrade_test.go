@@ -121,8 +121,8 @@ func TestUpgradeFrom001(t *testing.T) {
 		t.Fatalf("second Migrate: %v", err)
 	}
 	var versions int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox_migrations`).Scan(&versions); err != nil || versions != 2 {
-		t.Errorf("versions = %d (%v), want 2", versions, err)
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox_migrations`).Scan(&versions); err != nil || versions != 3 {
+		t.Errorf("versions = %d (%v), want 3", versions, err)
 	}
 	fresh, err := mysql.New()
 	if err != nil {

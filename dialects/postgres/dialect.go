@@ -39,7 +39,7 @@ type Dialect struct {
 	tableOID, migrateLock, partitionsQ, partitionsMeta, read, mark, fail string
 	requeueIDs, requeueAggregate, requeueAll                             string
 	skipIDs, skipAggregate, skipAll                                      string
-	cleanup, tryLock, stats, fillSelect, fillUpdate                      string
+	cleanup, tryLock, stats, fillSelect, fillUpdate, dupKeys             string
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -79,8 +79,11 @@ func New(opts ...Option) (*Dialect, error) {
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
-		Steps:          map[string]func(context.Context, dialects.Querier) error{"fill-partitions": d.fillPartitions},
-		Name:           "jitoutbox/postgres",
+		Steps: map[string]func(context.Context, dialects.Querier) error{
+			"fill-partitions":        d.fillPartitions,
+			"check-idempotency-keys": d.checkIdempotencyKeys,
+		},
+		Name: "jitoutbox/postgres",
 	}
 	ph := func(i int) string { return "$" + strconv.Itoa(i+1) }
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), ph)
@@ -108,6 +111,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.tryLock = load("trylock.sql")
 	d.stats = load("stats.sql")
 	d.fillSelect = load("fill_select.sql")
+	d.dupKeys = load("idempotency_duplicates.sql")
 	d.fillUpdate = load("fill_update.sql")
 	insp, err := d.newInspector()
 	if err != nil {
@@ -213,9 +217,9 @@ func payloadArgs(e *dialects.Event) (bin, js any) {
 	return sqlkit.Payload(e.Payload), nil
 }
 
-// Insert writes events with as few multi-row INSERTs as the parameter limit
+// insertEvents writes events with as few multi-row INSERTs as the parameter limit
 // allows, in slice order.
-func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
+func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
@@ -250,18 +254,18 @@ func insertArgs(events []dialects.Event, cols, extra int) ([]any, error) {
 	return args, nil
 }
 
-// InsertHandoff writes events with one INSERT and returns, as records in
+// insertHandoff writes events with one INSERT and returns, as records in
 // Seq order, those whose aggregate has no pending row and no block visible
 // to the transaction (insert_handoff.sql). Events that do not fit in one
 // statement are written by Insert and none is returned.
-func (d *Dialect) InsertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
+func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
 	n := len(events)
 	if n == 0 {
 		return nil, nil
 	}
 	cols := d.handoff.Columns()
 	if n*cols > maxParams {
-		return nil, d.Insert(ctx, q, events)
+		return nil, d.insertEvents(ctx, q, events)
 	}
 	args, err := insertArgs(events, cols, 0)
 	if err != nil {

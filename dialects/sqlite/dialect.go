@@ -34,11 +34,11 @@ type Dialect struct {
 	stmts      sqlkit.StmtCache      // the read and the mark, prepared once
 	sess       sessionSQL
 
-	partitionsQ, partitionsMeta, fillSelect, fillUpdate      string
-	read, mark, markDelete, markUnblock, fail, failBlock     string
-	requeueIDs, requeueAggregate, requeueAll, requeueUnblock string
-	skipIDs, skipAggregate, skipAll                          string
-	cleanup, tryLock, stats                                  string
+	partitionsQ, partitionsMeta, fillSelect, fillUpdate, dupKeys string
+	read, mark, markDelete, markUnblock, fail, failBlock         string
+	requeueIDs, requeueAggregate, requeueAll, requeueUnblock     string
+	skipIDs, skipAggregate, skipAll                              string
+	cleanup, tryLock, stats                                      string
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -78,8 +78,11 @@ func New(opts ...Option) (*Dialect, error) {
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
-		Steps:          map[string]func(context.Context, dialects.Querier) error{"fill-partitions": d.fillPartitions},
-		Name:           "jitoutbox/sqlite",
+		Steps: map[string]func(context.Context, dialects.Querier) error{
+			"fill-partitions":        d.fillPartitions,
+			"check-idempotency-keys": d.checkIdempotencyKeys,
+		},
+		Name: "jitoutbox/sqlite",
 	}
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
 	d.handoff = sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), sqlkit.QuestionMark).
@@ -93,6 +96,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.partitionsQ = load("partitions.sql")
 	d.partitionsMeta = load("partitions_meta.sql")
 	d.fillSelect = load("fill_select.sql")
+	d.dupKeys = load("idempotency_duplicates.sql")
 	d.fillUpdate = load("fill_update.sql")
 	d.read = load("read.sql")
 	d.mark = load("mark.sql")
@@ -210,9 +214,9 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	return n, nil
 }
 
-// Insert writes events with as few multi-row INSERTs as the parameter limit
+// insertEvents writes events with as few multi-row INSERTs as the parameter limit
 // allows, in slice order.
-func (d *Dialect) Insert(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
+func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
@@ -249,17 +253,17 @@ func (d *Dialect) insertArgs(events []dialects.Event, extra int) ([]any, error) 
 	return args, nil
 }
 
-// InsertHandoff writes events with one INSERT ... RETURNING and returns, as
+// insertHandoff writes events with one INSERT ... RETURNING and returns, as
 // records in Seq order, those whose aggregate has no pending row and no
 // block visible to the transaction (insert_handoff_tail.sql). Events that
 // do not fit in one statement are written by Insert and none is returned.
-func (d *Dialect) InsertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
+func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
 	n := len(events)
 	if n == 0 {
 		return nil, nil
 	}
 	if n*d.handoff.Columns()+1 > maxVariables {
-		return nil, d.Insert(ctx, q, events)
+		return nil, d.insertEvents(ctx, q, events)
 	}
 	args, err := d.insertArgs(events, 1)
 	if err != nil {

@@ -1,0 +1,8 @@
+-- Idempotency keys shared by several rows, most shared first (migration
+-- 003 refuses to build the unique index over them).
+SELECT idempotency_key, COUNT(*) AS n
+FROM {{table}}
+WHERE idempotency_key IS NOT NULL
+GROUP BY idempotency_key
+HAVING COUNT(*) > 1
+ORDER BY n DESC, idempotency_key
