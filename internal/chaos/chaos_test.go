@@ -16,8 +16,9 @@ import (
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
-// Relay settings for the run: leases short enough that a killed relay's
-// rows are taken over within seconds.
+// Relay settings for the run. On PostgreSQL and MariaDB ownership is a
+// session lock, so a killed relay's partitions move when its connection
+// closes; the lease only matters on lease dialects.
 const (
 	relayLease   = "3s"
 	relayPublish = "2s"
@@ -80,8 +81,14 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 		"-log-level", "info", "-log-format", "json"}
 	base = append(base, tg.relayArgs...)
 	relays := newFleet(t, s.relays, func(slot, gen int) []string {
-		return append(append([]string(nil), base...), "-nats-name", fmt.Sprintf("jitchaos-relay-%d-%d", slot, gen))
+		return append(append([]string(nil), base...), "-nats-name", fmt.Sprintf("jitchaos-relay-%d-%d", slot, gen),
+			"-owner", owner(slot, gen))
 	})
+	nparts, err := tg.dialect.Partitions(ctx, tg.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kills []killRec
 
 	rng := rand.New(rand.NewPCG(uint64(s.seed), 0))
 	start := time.Now()
@@ -109,7 +116,10 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 		relays.check()
 		switch a.kind {
 		case "kill":
-			slots := []int{rng.IntN(s.relays)}
+			// The victim is a relay that owns partitions, when one does: a
+			// relay that joined after a failover owns nothing until a
+			// survivor's next rebalance (cmd/jitoutbox-relay: 30 s).
+			slots := []int{ownerSlot(ctx, t, tg, relays, rng)}
 			if rng.IntN(4) == 0 { // sometimes every relay at once
 				slots = slots[:0]
 				for i := range s.relays {
@@ -117,9 +127,27 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 				}
 			}
 			pause(ctx, time.Duration(rng.IntN(300))*time.Millisecond)
+			var owners []string
+			for _, i := range slots {
+				owners = append(owners, owner(i, relays.gen[i]))
+			}
+			parts, err := ownedBy(ctx, tg.db, tg.dialect.Table(), tg.bind, owners)
+			if err != nil {
+				t.Fatal(err)
+			}
 			relays.kill(slots...)
+			kills = append(kills, killRec{at: time.Now(), parts: parts, all: len(slots) == s.relays})
 			pause(ctx, time.Duration(rng.IntN(1500))*time.Millisecond)
 			relays.restartKilled(slots...)
+		case "churn":
+			// Partition churn: a relay leaves cleanly (its partitions are
+			// released and taken by the others at once) and a new one
+			// joins (it takes free partitions and waits for the others to
+			// release their surplus).
+			slot := rng.IntN(s.relays)
+			relays.leave(slot)
+			pause(ctx, time.Duration(rng.IntN(1500))*time.Millisecond)
+			relays.restartKilled(slot)
 		case "cut":
 			n, err := tg.cutter.cut(ctx)
 			if err != nil {
@@ -182,6 +210,9 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 		sum.stopErrors = append(sum.stopErrors, err.Error())
 	}
 	sum.kills = relays.kills
+	sum.leaves = relays.leaves
+	sum.stopErrors = append(sum.stopErrors, relays.leaveErrs...)
+	sum.failOne, sum.failAll = failovers(kills, nparts, led, rec)
 	sum.relayExits = relays.unexpected
 	sum.exitDetails = relays.exits
 	sum.relaysStarted = len(relays.all)

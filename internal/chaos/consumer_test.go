@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,10 +17,11 @@ import (
 type recorder struct {
 	mu         sync.Mutex
 	deliveries int
-	count      map[string]int   // event id -> deliveries with distinct stream sequences
-	streamSeqs map[uint64]bool  // stream sequences seen
-	redeliv    int              // deliveries of a stream sequence seen before (consumer side)
-	lastSeq    map[string]int64 // aggregate -> payload seq of its last first delivery
+	count      map[string]int       // event id -> deliveries with distinct stream sequences
+	first      map[string]time.Time // event id -> time of its first delivery
+	streamSeqs map[uint64]bool      // stream sequences seen
+	redeliv    int                  // deliveries of a stream sequence seen before (consumer side)
+	lastSeq    map[string]int64     // aggregate -> payload seq of its last first delivery
 	violations int
 	examples   []string // first order violations
 	bad        int      // messages without id or with an unreadable payload
@@ -27,7 +29,7 @@ type recorder struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{count: map[string]int{}, streamSeqs: map[uint64]bool{}, lastSeq: map[string]int64{},
+	return &recorder{count: map[string]int{}, first: map[string]time.Time{}, streamSeqs: map[uint64]bool{}, lastSeq: map[string]int64{},
 		changed: make(chan struct{})}
 }
 
@@ -46,6 +48,7 @@ func (r *recorder) consume(ctx context.Context, stream jetstream.Stream) (func()
 }
 
 func (r *recorder) handle(m jetstream.Msg) {
+	now := time.Now()
 	id := m.Headers().Get(natspub.HeaderEventID)
 	agg := m.Headers().Get(natspub.HeaderAggregateID)
 	var p payload
@@ -76,6 +79,7 @@ func (r *recorder) handle(m jetstream.Msg) {
 	if r.count[id] > 1 {
 		return // a duplicate in the stream; only first deliveries are ordered
 	}
+	r.first[id] = now
 	if last := r.lastSeq[agg]; p.Seq <= last {
 		r.violations++
 		if len(r.examples) < 5 {

@@ -23,6 +23,8 @@ type fleet struct {
 	all   []*relayproc.Process // every process ever started, for the logs
 
 	kills      int // processes killed with SIGKILL
+	leaves     int // processes stopped with SIGTERM and replaced (churn)
+	leaveErrs  []string
 	unexpected int // processes that exited without being killed
 	exits      []string
 }
@@ -66,6 +68,15 @@ func (f *fleet) check() {
 		default:
 		}
 	}
+}
+
+// leave stops the relay in slot with SIGTERM: it must exit cleanly,
+// releasing its partitions. Start the slot again with restartKilled.
+func (f *fleet) leave(slot int) {
+	if err := f.procs[slot].Stop(15 * time.Second); err != nil {
+		f.leaveErrs = append(f.leaveErrs, fmt.Sprintf("relay slot %d generation %d leaving: %v", slot, f.gen[slot], err))
+	}
+	f.leaves++
 }
 
 // restartKilled starts relays in the given (killed) slots again.
@@ -156,7 +167,7 @@ func (c mysqlCutter) cut(ctx context.Context) (int, error) {
 
 // action is one fault, fired when the producers have handed out at events.
 type action struct {
-	kind string // "kill", "cut", "broker"
+	kind string // "kill", "churn", "cut", "broker"
 	at   int64
 }
 
@@ -166,6 +177,9 @@ func schedule(s size, rng *rand.Rand) []action {
 	var acts []action
 	for range s.kills {
 		acts = append(acts, action{kind: "kill"})
+	}
+	for range s.churns {
+		acts = append(acts, action{kind: "churn"})
 	}
 	for range s.cuts {
 		acts = append(acts, action{kind: "cut"})

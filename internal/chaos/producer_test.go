@@ -26,6 +26,7 @@ type evRef struct {
 	agg string
 	seq int64
 	tx  string
+	at  time.Time // when Commit returned (zero for an uncertain commit)
 }
 
 // ledger records what the producers did. It is safe for concurrent use.
@@ -190,7 +191,9 @@ func (p *producer) one(ctx context.Context, n int) {
 		}
 		return
 	}
+	now := time.Now()
 	for i, id := range ids {
+		refs[i].at = now
 		l.committed[id] = refs[i]
 	}
 	l.txCommit++

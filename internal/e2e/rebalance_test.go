@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jitoutbox/jitoutbox/internal/e2e/relayproc"
+	"github.com/jitoutbox/jitoutbox/internal/testnats"
+	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/natspub"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
+)
+
+// TestRebalanceOneFourOne: one relay in the test process owns every
+// partition; two more relays in the test process and a relay process join
+// one by one and take shares, then leave one by one (the process with
+// SIGTERM), while a producer commits events all along.
+// Every event is published exactly once (the stream keeps every copy: its
+// duplicate window is tiny), in order per aggregate, and the first relay
+// owns everything again at the end.
+func TestRebalanceOneFourOne(t *testing.T) {
+	partDBs(t, true, func(t *testing.T, pd partDB) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		if err := pd.d.Migrate(ctx, pd.db); err != nil {
+			t.Fatal(err)
+		}
+		parts, err := pd.d.Partitions(ctx, pd.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := testnats.Server(t)
+		nc := testnats.Connect(t, srv.URL)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream, prefix := partStream(t, js)
+		rec := record(t, ctx, stream)
+		pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix), natspub.WithoutDurabilityCheck())
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := relay.New(pd.db, pd.d, pub, relay.Config{Owner: "first", PollInterval: 200 * time.Millisecond,
+			RebalanceInterval: 300 * time.Millisecond, LeaseDuration: childLease, PublishTimeout: 2 * time.Second,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ob, err := txoutbox.New(pd.db, pd.d, txoutbox.WithRelay(a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rwg sync.WaitGroup
+		defer rwg.Wait()
+		actx, stopA := context.WithCancel(ctx)
+		defer stopA()
+		rwg.Add(1)
+		go func() {
+			defer rwg.Done()
+			if err := a.Run(actx); err != nil {
+				t.Errorf("first relay: %v", err)
+			}
+		}()
+		all := func(o []int) bool { return len(o) == parts }
+		pd.waitOwned(t, "first", 20*time.Second, "owning every partition", all)
+
+		led := newLedger()
+		pctx, stopProducer := context.WithCancel(ctx)
+		var pwg sync.WaitGroup
+		pwg.Add(1)
+		go func() {
+			defer pwg.Done()
+			led.produce(pctx, t, ob, aggsByPartition(parts, "agg"), 5*time.Millisecond)
+		}()
+		defer func() { stopProducer(); pwg.Wait() }()
+
+		// 1 -> 4: two relays in this process, then a relay process, join;
+		// each gets a share. (The process joins last: cmd/jitoutbox-relay
+		// rebalances every 30 s, the default, so a relay joining after it
+		// would wait up to 36 s for it to release its surplus.)
+		join := func(name string) {
+			got := pd.waitOwned(t, name, 20*time.Second, "owning a share", func(o []int) bool { return len(o) > 0 })
+			t.Logf("%s: %s joined, owns %d partitions; first owns %d", pd.name, name, len(got), len(pd.owned(t, "first")))
+			time.Sleep(500 * time.Millisecond)
+		}
+		var stops []func()
+		for i := range 2 {
+			name := fmt.Sprintf("joiner%d", i)
+			r, err := relay.New(pd.db, pd.d, pub, relay.Config{Owner: name, PollInterval: 200 * time.Millisecond,
+				RebalanceInterval: 300 * time.Millisecond, LeaseDuration: childLease, PublishTimeout: 2 * time.Second,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jctx, stop := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := r.Run(jctx); err != nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}()
+			stops = append(stops, func() { stop(); <-done })
+			defer stop()
+			join(name)
+		}
+		args := append(childArgs(pd, srv.URL, prefix, "joiner2"), "-poll", "200ms") // the last -poll wins
+		proc := relayproc.Start(t, relayBin, args...)
+		join("joiner2")
+		// 4 -> 1: each leaves cleanly (the process with SIGTERM); its
+		// partitions move at once.
+		time.Sleep(500 * time.Millisecond)
+		if err := proc.Stop(15 * time.Second); err != nil {
+			t.Fatalf("joiner2 did not stop cleanly: %v", err)
+		}
+		for i := len(stops) - 1; i >= 0; i-- {
+			time.Sleep(500 * time.Millisecond)
+			stops[i]()
+		}
+		pd.waitOwned(t, "first", 20*time.Second, "owning every partition again", all)
+
+		stopProducer()
+		pwg.Wait()
+		rec.await(t, 30*time.Second, led.ids())
+		time.Sleep(500 * time.Millisecond) // a late copy would arrive now
+		stopA()
+		rwg.Wait()
+		if dups := rec.check(t, led); dups != 0 {
+			t.Errorf("%d events published more than once although relays only joined and left cleanly", dups)
+		}
+		t.Logf("%s: %d events through 1 -> 4 -> 1 relays", pd.name, len(led.ids()))
+	})
+}
