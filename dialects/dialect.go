@@ -163,8 +163,11 @@ type ReadRequest struct {
 	// Partitions are the partitions to read (those the relay owns).
 	Partitions []int
 	// After, when > 0, returns only rows with Seq > After: the relay's read
-	// ahead while a batch is in flight. Reads without After find every
-	// pending row, including a lower Seq that committed after a higher one.
+	// ahead while a batch is in flight. It leaves out every row of an
+	// aggregate that has a pending row with Seq <= After (in flight, or a
+	// lower Seq that committed after the previous read): such a row must be
+	// published first. Reads without After find every pending row,
+	// including a lower Seq that committed after a higher one.
 	After int64
 	// Limit is the most rows returned (> 0).
 	Limit int

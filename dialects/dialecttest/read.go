@@ -22,7 +22,8 @@ func testReadPartitionsOrderLimit(t *testing.T, tgt Target) {
 	all := e.read([]int{0, 1, 2}, 0, 10, 0)
 	wantIDs(t, "partitions 0-2", all, a, b, c, d, x)
 	wantIDs(t, "limit 2", e.read([]int{0, 1, 2}, 0, 2, 0), a, b)
-	wantIDs(t, "after b", e.read([]int{0, 1, 2}, all[1].Seq, 10, 0), c, d, x)
+	// x's aggregate has a (seq below b) pending: a read ahead leaves it out.
+	wantIDs(t, "after b", e.read([]int{0, 1, 2}, all[1].Seq, 10, 0), c, d)
 	wantIDs(t, "after b, limit 1", e.read([]int{0, 1, 2}, all[1].Seq, 1, 0), c)
 	if recs, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: e.all(), Limit: 0, Now: e.at(0)}); err != nil || len(recs) != 0 {
 		t.Fatalf("Read limit 0: %d rows, %v", len(recs), err)

@@ -398,11 +398,11 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 		return nil, fmt.Errorf("jitoutbox/mysql: read: prepare: %w", err)
 	}
 	now := sqlkit.UTC(req.Now)
-	args := make([]any, 0, len(req.Partitions)+4)
+	args := make([]any, 0, len(req.Partitions)+6)
 	for _, p := range req.Partitions {
 		args = append(args, p)
 	}
-	args = append(args, req.After, now, now, req.Limit)
+	args = append(args, req.After, now, now, req.After, req.After, req.Limit)
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/mysql: read: %w", err)

@@ -110,7 +110,12 @@ $mark$
 -- transaction), the planner walks claim_idx in seq order and stops at the
 -- limit (enable_sort and enable_bitmapscan off): on a freshly loaded
 -- backlog, before statistics catch up, it otherwise fetched every pending
--- row of the partitions and sorted them for each read. jit off: past
+-- row of the partitions and sorted them for each read. A read ahead (p_after
+-- > 0, while the relay's previous batch is in flight) leaves out every
+-- aggregate that still has a pending row at or below p_after: such a row
+-- committed after the previous read (a lower seq committing late) or is in
+-- flight, and a later row of its aggregate must not go first (an
+-- aggregate_idx probe per candidate, only in reads ahead). jit off: past
 -- jit_above_cost JIT compiles for longer than the read takes.
 CREATE OR REPLACE FUNCTION {{table}}_read(p_parts TEXT, p_after BIGINT, p_now TIMESTAMPTZ, p_limit INTEGER)
 RETURNS TABLE (seq BIGINT, id TEXT, aggregate_type TEXT, aggregate_id TEXT, event_type TEXT, payload BYTEA,
@@ -137,6 +142,11 @@ BEGIN
           WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
             AND b.seq < o.seq AND (b.dead OR b.until > p_now)
       )
+      AND (p_after = 0 OR NOT EXISTS (
+          SELECT 1 FROM {{table}} e
+          WHERE e.state = 0 AND e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
+            AND e.seq <= p_after
+      ))
     ORDER BY o.seq
     LIMIT p_limit;
 END
