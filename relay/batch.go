@@ -71,8 +71,9 @@ func toMessage(rec *dialects.Record) Message {
 	}
 }
 
-// isOutage reports whether a wave whose every message failed looks like a
-// broker outage rather than trouble with these messages: every error is
+// isOutage (called with rn.mu held) reports whether a wave whose every
+// message failed looks like a broker outage rather than trouble with these
+// messages: every error is
 // retryable, and either the wave had several messages, the relay is already
 // in an outage, or every error is a timeout.
 func (rn *run) isOutage(errs []error) bool {
@@ -95,7 +96,7 @@ func (rn *run) isOutage(errs []error) bool {
 	return timeouts == len(errs) && !rn.ackedRecently()
 }
 
-// ackedRecently reports whether the broker acknowledged a message within the
+// ackedRecently (called with rn.mu held) reports whether the broker acknowledged a message within the
 // last two publish timeouts.
 func (rn *run) ackedRecently() bool {
 	return !rn.lastAckAt.IsZero() && rn.r.cfg.Clock().Sub(rn.lastAckAt) <= 2*rn.r.cfg.PublishTimeout
@@ -153,6 +154,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 				ok++
 			}
 		}
+		rn.mu.Lock()
 		if ok == 0 && !stopping && rn.isOutage(errs) {
 			if !rn.inOutage {
 				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: broker outage; backing off",
@@ -160,6 +162,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 				rn.inOutage = true
 			}
 			rn.trouble = nextTroubleDelay(rn.trouble, r.cfg.PollInterval)
+			rn.mu.Unlock()
 			out.outage = true
 			res.outage = true
 			out.skipped += len(live)
@@ -172,6 +175,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 			rn.inOutage = false
 			r.cfg.Logger.InfoContext(ctx, "jitoutbox relay: broker recovered", "owner", r.cfg.Owner)
 		}
+		rn.mu.Unlock()
 		for i, rec := range live {
 			err := errs[i]
 			if err == nil {
@@ -261,6 +265,9 @@ func (rn *run) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error 
 	r := rn.r
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
+	rn.mu.Lock()
+	token := rn.token
+	rn.mu.Unlock()
 	var firstErr error
 	keep := func(op string, err error) {
 		if err != nil && firstErr == nil {
@@ -268,11 +275,13 @@ func (rn *run) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error 
 		}
 	}
 	if len(out.published) > 0 {
-		n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: rn.token, Seqs: out.published, Unblock: out.unblock,
+		n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: token, Seqs: out.published, Unblock: out.unblock,
 			At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
 		keep("mark published", err)
 		if err == nil {
+			rn.mu.Lock()
 			rn.remember(out.published)
+			rn.mu.Unlock()
 			if n != int64(len(out.published)) {
 				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
 					"owner", r.cfg.Owner, "published", len(out.published), "marked", n)
@@ -293,7 +302,7 @@ func (rn *run) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error 
 		}
 	}
 	if len(out.failures) > 0 {
-		err := r.d.Fail(wctx, r.db, rn.token, out.failures)
+		err := r.d.Fail(wctx, r.db, token, out.failures)
 		keep("record failures", err)
 		if err == nil {
 			r.c.retried.Add(uint64(out.retried))

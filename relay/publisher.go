@@ -52,9 +52,12 @@ type DeadInfo struct {
 
 // Publisher delivers messages to a broker.
 //
-// The relay never puts two events of the same aggregate into one call, so a
-// publisher may send the messages of a batch concurrently or pipelined, in any
-// order. Publish records the outcome of batch[i] in errs[i]: nil when the
+// The relay never puts two events of the same aggregate into one call, nor
+// into two calls at once, so a publisher may send the messages of a batch
+// concurrently or pipelined, in any order. A relay calls Publish from two
+// goroutines (its read lane and its hand-over lane), so Publish must be safe
+// for concurrent use; a publisher that cannot overlap calls serialises them.
+// Publish records the outcome of batch[i] in errs[i]: nil when the
 // broker has accepted the message (acknowledged, where the broker offers
 // acknowledgements). errs has the length of batch and arrives zeroed.
 // Publish must return when ctx ends, recording ctx's error for every message

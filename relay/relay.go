@@ -118,7 +118,14 @@ func (r *Relay) Run(ctx context.Context) error {
 			r.cleanupLoop(ctx)
 		}()
 	}
+	fastDone := make(chan struct{})
+	go func() {
+		defer close(fastDone)
+		rn.fastLoop(ctx)
+	}()
 	rn.loop(ctx)
+	<-fastDone
+	close(rn.loopDone) // both lanes are done: the owner may end the session
 	return nil
 }
 

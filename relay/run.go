@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,24 +33,34 @@ type run struct {
 	updates  chan ownUpdate
 	loopDone chan struct{}
 
-	// Publish loop state, touched only by the loop's goroutine.
-	active     []int        // partitions published now, sorted
-	token      string       // the session's fencing token
-	validUntil atomic.Int64 // lease dialects: ownership certain until then (unix ns; 0: no limit)
-	lastBatch  atomic.Int64 // when the last batch started (unix ns), for the owner's busy checks
-	recent     map[int64]struct{}
-	recentQ    []int64
-	trouble    time.Duration // current outage/db-error back-off, 0 when healthy
-	inOutage   bool
-	lastAckAt  time.Time // when the broker last acknowledged a message
+	// Read lane state, touched only by the publish loop's goroutine.
+	active     []int // partitions published now, sorted
 	dbFailing  bool
 	dbErrCount int
 	dbLoggedAt time.Time
+
+	validUntil atomic.Int64 // lease dialects: ownership certain until then (unix ns; 0: no limit)
+	lastBatch  atomic.Int64 // when the last batch started (unix ns), for the owner's busy checks
+
+	// fastBatch is held by the hand-over lane while its batch is in flight;
+	// apply takes it, so that ownership changes wait for that batch too.
+	fastBatch sync.Mutex
+
+	// Shared by the read lane (the publish loop) and the hand-over lane.
+	mu        sync.Mutex
+	token     string // the session's fencing token
+	recent    map[int64]struct{}
+	recentQ   []int64
+	trouble   time.Duration // current outage/db-error back-off, 0 when healthy
+	inOutage  bool
+	lastAckAt time.Time       // when the broker last acknowledged a message
+	readAggs  map[string]bool // aggregates of the read lane's batch in flight
+	fastAggs  map[string]bool // aggregates of the hand-over lane's batch in flight
 }
 
 func newRun(r *Relay, parts int) *run {
 	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
-		recent: make(map[int64]struct{})}
+		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool)}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
@@ -91,8 +102,13 @@ func (rn *run) apply(u ownUpdate) bool {
 			gained = true
 		}
 	}
-	rn.active, rn.token = u.active, u.token
+	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first
+	rn.active = u.active
+	rn.mu.Lock()
+	rn.token = u.token
+	rn.mu.Unlock()
 	rn.r.hand.setOwned(rn.active)
+	rn.fastBatch.Unlock()
 	close(u.done)
 	return gained
 }
@@ -109,7 +125,6 @@ func (rn *run) applyPending() bool {
 
 // loop runs cycles until ctx ends.
 func (rn *run) loop(ctx context.Context) {
-	defer close(rn.loopDone)
 	defer rn.r.hand.setOwned(nil)
 	cfg := &rn.r.cfg
 	poll := time.NewTimer(jitter(cfg.PollInterval))
@@ -124,13 +139,11 @@ func (rn *run) loop(ctx context.Context) {
 	lazyPending := false
 
 	reason := reasonStart
-	handoffOnly := false
 	for {
 		var res cycleResult
 		if len(rn.active) > 0 {
-			res = rn.cycle(ctx, handoffOnly)
+			res = rn.cycle(ctx)
 		}
-		handoffOnly = false
 		rn.r.ts.cycleDone(ctx, cycleSignal{Reason: reason, Claimed: res.claimed, Published: res.published, Outage: res.outage, DBError: res.dbErr})
 		if ctx.Err() != nil {
 			return
@@ -146,7 +159,9 @@ func (rn *run) loop(ctx context.Context) {
 			// Broker outage or database error: back off before the next
 			// read, whatever wakes arrive meanwhile (ownership updates are
 			// still applied at once).
+			rn.mu.Lock()
 			t := time.NewTimer(rn.trouble)
+			rn.mu.Unlock()
 		backoff:
 			for {
 				select {
@@ -179,10 +194,6 @@ func (rn *run) loop(ctx context.Context) {
 			case <-rn.wakes.urgent:
 				reason = reasonWake
 				break wait
-			case <-rn.wakes.handoff:
-				reason = reasonWake
-				handoffOnly = true
-				break wait
 			case <-poll.C:
 				reason = reasonPoll
 				break wait
@@ -204,73 +215,16 @@ func (rn *run) loop(ctx context.Context) {
 	}
 }
 
-// cycle publishes the handed-over records first, then reads the owned
-// partitions. A cycle caused only by a hand-over that asked for no read
-// skips the read: that commit is delivered, and other rows wait for their
-// wake or the poll as they would anyway; that saves a statement on the
-// time-critical path.
-func (rn *run) cycle(ctx context.Context, handoffOnly bool) cycleResult {
+// cycle reads the owned partitions and publishes what it finds, until a
+// read comes back short. Handed-over records go through the hand-over lane
+// (lanes.go), beside it.
+func (rn *run) cycle(ctx context.Context) cycleResult {
 	rn.r.c.cycles.Add(1)
 	var res cycleResult
-	read, ok := rn.publishHandoff(ctx, &res)
-	if ok && (read || !handoffOnly) {
-		rn.applyPending()
-		rn.read(ctx, &res)
-	}
+	rn.applyPending()
+	rn.read(ctx, &res)
 	rn.afterCycle(ctx, &res)
 	return res
-}
-
-// publishHandoff publishes the records handed over since the last call,
-// first of all, and reports whether a read was asked for and whether the
-// cycle may go on. The read loop calls it between batches too, so that a
-// time-critical commit waits for at most the batch in flight, never for a
-// whole backlog: its records are free (no earlier event of their aggregate
-// was pending at its flush), so they may go before rows read earlier.
-func (rn *run) publishHandoff(ctx context.Context, res *cycleResult) (read, ok bool) {
-	recs, read := rn.r.hand.take()
-	recs = rn.ownedFresh(recs)
-	for len(recs) > 0 {
-		n := min(len(recs), rn.r.cfg.BatchSize)
-		res.claimed += n
-		rn.publishBatch(ctx, recs[:n], true, res)
-		recs = recs[n:]
-		if res.dbErr != nil || res.outage || ctx.Err() != nil {
-			return read, false
-		}
-	}
-	return read, true
-}
-
-// ownedFresh keeps the handed-over records of partitions the run publishes
-// that it has not published already.
-func (rn *run) ownedFresh(recs []dialects.Record) []dialects.Record {
-	out := recs[:0]
-	for _, rec := range recs {
-		if _, ok := slices.BinarySearch(rn.active, rec.Partition); !ok {
-			continue
-		}
-		if _, dup := rn.recent[rec.Seq]; dup {
-			continue
-		}
-		out = append(out, rec)
-	}
-	return out
-}
-
-// remember records published seqs for ownedFresh, forgetting the oldest
-// past recentSeqs.
-func (rn *run) remember(seqs []int64) {
-	for _, s := range seqs {
-		rn.recent[s] = struct{}{}
-		rn.recentQ = append(rn.recentQ, s)
-	}
-	if over := len(rn.recentQ) - recentSeqs; over > 0 {
-		for _, s := range rn.recentQ[:over] {
-			delete(rn.recent, s)
-		}
-		rn.recentQ = append(rn.recentQ[:0], rn.recentQ[over:]...)
-	}
 }
 
 // readResult is one read's outcome.
@@ -321,13 +275,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			return total, false
 		}
 		full := len(rr.recs) >= rn.r.cfg.BatchSize
-		if _, ok := rn.publishHandoff(ctx, res); !ok {
-			if ahead != nil {
-				<-ahead
-			}
-			return total, false
-		}
-		recs := rn.keep(rr.recs, held)
+		recs := rn.keep(rr.recs, held, res)
 		if len(rr.recs) == 0 && !prefetched {
 			return total, true
 		}
@@ -341,7 +289,9 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// Aggregates held in any batch of this chain of reads ahead
 			// stay held until a read from the start: their skipped rows
 			// come before the rows read ahead.
-			for k := range rn.publishBatch(ctx, recs, false, res) {
+			failed := rn.publishBatch(ctx, recs, false, res)
+			rn.endRead()
+			for k := range failed {
 				if held == nil {
 					held = make(map[string]bool)
 				}
@@ -371,26 +321,6 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 	return total, true
 }
 
-// keep drops, from a batch read (ahead), the rows of aggregates held behind
-// a failure of an earlier batch of the chain, the rows of partitions no
-// longer owned, and rows the hand-over published since the read.
-func (rn *run) keep(recs []dialects.Record, held map[string]bool) []dialects.Record {
-	out := recs[:0:0]
-	for i := range recs {
-		if held[aggKey(&recs[i])] {
-			continue
-		}
-		if _, dup := rn.recent[recs[i].Seq]; dup {
-			continue
-		}
-		if _, ok := slices.BinarySearch(rn.active, recs[i].Partition); !ok {
-			continue
-		}
-		out = append(out, recs[i])
-	}
-	return out
-}
-
 // afterCycle updates the trouble state and logs transitions.
 func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
 	if ctx.Err() != nil {
@@ -408,7 +338,9 @@ func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
 		}
 		rn.dbFailing = true
 		if !res.outage {
+			rn.mu.Lock()
 			rn.trouble = nextTroubleDelay(rn.trouble, cfg.PollInterval)
+			rn.mu.Unlock()
 		}
 	} else if rn.dbFailing {
 		rn.dbFailing = false
@@ -416,9 +348,11 @@ func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
 		cfg.Logger.InfoContext(ctx, "jitoutbox relay: database recovered", "owner", cfg.Owner)
 	}
 	res.trouble = res.outage || res.dbErr != nil
+	rn.mu.Lock()
 	if !res.trouble && (res.published > 0 || !rn.inOutage) {
 		rn.trouble = 0
 	}
+	rn.mu.Unlock()
 }
 
 // maxRetryTimes bounds the distinct retry times a relay remembers.

@@ -1,0 +1,157 @@
+package relay
+
+import (
+	"context"
+	"slices"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// The two lanes of a run. The read lane (the publish loop, run.go) reads
+// the owned partitions and publishes backlogs batch by batch. The
+// hand-over lane publishes the rows that time-critical commits of this
+// process hand over (txoutbox.WithRelay) at once, beside the read lane, so
+// that a time-critical event never waits behind a batch of ordinary ones.
+//
+// Order between the lanes: a handed-over row is free at its flush (no
+// pending or blocked row of its aggregate was visible), so the only rows
+// of its aggregate the read lane can hold are that row itself or later
+// ones, and a batch that holds a later one holds that row too (a read sees
+// what committed before; a read ahead leaves out aggregates with a pending
+// row at or below its bound). So each lane leaves alone the aggregates the
+// other has in flight: the hand-over lane drops their handed-over rows
+// (the read lane publishes them), the read lane skips their rows in this
+// batch (the next read returns them, after the hand-over is marked).
+
+// fastLoop is the hand-over lane: it publishes handed-over records as they
+// come, until ctx ends.
+func (rn *run) fastLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-rn.wakes.handoff:
+		}
+		recs, read := rn.r.hand.take()
+		if read {
+			signal(rn.wakes.urgent) // rows that could not be handed over: the read lane reads
+		}
+		for len(recs) > 0 && ctx.Err() == nil {
+			n := min(len(recs), rn.r.cfg.BatchSize)
+			rn.fastBatch.Lock()
+			batch, dropped := rn.takeFast(recs[:n])
+			if len(batch) > 0 {
+				var res cycleResult
+				res.claimed = len(batch)
+				rn.publishBatch(ctx, batch, true, &res)
+				if res.dbErr != nil || res.outage || res.more {
+					// Rows left pending (a failure, an outage): the read
+					// lane takes over, with its back-off.
+					signal(rn.wakes.urgent)
+				}
+			}
+			rn.endFast(batch)
+			rn.fastBatch.Unlock()
+			if dropped {
+				signal(rn.wakes.urgent)
+			}
+			recs = recs[n:]
+		}
+	}
+}
+
+// takeFast keeps the handed-over records of partitions the relay publishes
+// now that it has not published already and whose aggregate the read lane
+// has not in flight, and records their aggregates as in flight. dropped
+// reports records left to the read lane (all of them during a broker
+// outage, which the read lane backs off from).
+func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record, dropped bool) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.inOutage {
+		return nil, true // the read lane retries with its back-off
+	}
+	for i := range recs {
+		rec := &recs[i]
+		if !rn.r.hand.owns(rec.Partition) {
+			continue // the partition moved: its new owner reads it
+		}
+		if _, dup := rn.recent[rec.Seq]; dup {
+			continue
+		}
+		if rn.readAggs[aggKey(rec)] {
+			dropped = true
+			continue
+		}
+		out = append(out, *rec)
+	}
+	for i := range out {
+		rn.fastAggs[aggKey(&out[i])] = true
+	}
+	return out, dropped
+}
+
+// endFast clears the hand-over lane's aggregates in flight.
+func (rn *run) endFast(batch []dialects.Record) {
+	rn.mu.Lock()
+	for i := range batch {
+		delete(rn.fastAggs, aggKey(&batch[i]))
+	}
+	rn.mu.Unlock()
+}
+
+// keep drops, from a batch the read lane read (ahead), the rows of
+// aggregates held behind a failure of an earlier batch of the chain, the
+// rows of partitions no longer owned, the rows the hand-over lane published
+// since the read, and the rows of aggregates the hand-over lane has in
+// flight (the next read returns those: res.more); it records the kept
+// rows' aggregates as in flight for the hand-over lane.
+func (rn *run) keep(recs []dialects.Record, held map[string]bool, res *cycleResult) []dialects.Record {
+	out := recs[:0:0]
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	for i := range recs {
+		k := aggKey(&recs[i])
+		if held[k] {
+			continue
+		}
+		if _, dup := rn.recent[recs[i].Seq]; dup {
+			continue
+		}
+		if _, ok := slices.BinarySearch(rn.active, recs[i].Partition); !ok {
+			continue
+		}
+		if rn.fastAggs[k] {
+			res.more = true
+			continue
+		}
+		out = append(out, recs[i])
+	}
+	for i := range out {
+		rn.readAggs[aggKey(&out[i])] = true
+	}
+	return out
+}
+
+// endRead clears the read lane's aggregates in flight.
+func (rn *run) endRead() {
+	rn.mu.Lock()
+	clear(rn.readAggs)
+	rn.mu.Unlock()
+}
+
+// remember records published seqs (called with rn.mu held), so that a
+// hand-over or a read that arrives after the row was published and marked
+// does not publish it again; the oldest are forgotten past recentSeqs.
+func (rn *run) remember(seqs []int64) {
+	for _, s := range seqs {
+		rn.recent[s] = struct{}{}
+		rn.recentQ = append(rn.recentQ, s)
+	}
+	if over := len(rn.recentQ) - recentSeqs; over > 0 {
+		for _, s := range rn.recentQ[:over] {
+			delete(rn.recent, s)
+		}
+		rn.recentQ = append(rn.recentQ[:0], rn.recentQ[over:]...)
+	}
+}
