@@ -29,6 +29,10 @@ type commitDB struct {
 	ph func(n int) string
 	// payloadCol is the column a hand-written INSERT puts a JSON payload in.
 	payloadCol string
+	// parts is the table's partition count: a hand-written INSERT writes
+	// the partition of its aggregate (dialects.PartitionOf), as txoutbox
+	// does.
+	parts int
 }
 
 func setupPostgres(b *testing.B) *commitDB { return setupPostgresDriver(b, "postgres") }
@@ -80,6 +84,11 @@ func prepare(b *testing.B, c *commitDB, ordersDDL string) *commitDB {
 	if _, err := c.db.ExecContext(ctx, ordersDDL); err != nil {
 		b.Fatal(err)
 	}
+	n, err := c.dialect.Partitions(ctx, c.db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.parts = n
 	c.db.SetMaxIdleConns(4)
 	return c
 }
@@ -91,8 +100,8 @@ var payload = []byte(`{"order_id":"order-000000000042","customer_id":"cust-17","
 // the same columns txoutbox fills.
 func (c *commitDB) handWritten() string {
 	q := "INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, " + c.payloadCol +
-		", content_type, headers, critical, created_at, next_attempt_at) VALUES ("
-	for i := 1; i <= 10; i++ {
+		", content_type, headers, critical, created_at, next_attempt_at, part) VALUES ("
+	for i := 1; i <= 11; i++ {
 		if i > 1 {
 			q += ", "
 		}
@@ -129,7 +138,7 @@ func variants() []variant {
 			for i := 0; i < n; i++ {
 				now := time.Now().UTC()
 				if _, err := tx.ExecContext(ctx, q, gen.New(now).String(), "order", key, "order.placed",
-					string(payload), "application/json", "{}", false, now, now); err != nil {
+					string(payload), "application/json", "{}", false, now, now, dialects.PartitionOf("order", key, c.parts)); err != nil {
 					return err
 				}
 			}

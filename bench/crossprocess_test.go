@@ -28,7 +28,7 @@ import (
 // BenchmarkCrossProcessLatency measures commit-to-receive latency across
 // processes: this process commits one time-critical event at a time through
 // txoutbox with a cross-process notifier; a jitoutbox-relay process (polling
-// only hourly) is woken, claims the row and publishes it to JetStream, where
+// only hourly) is woken, reads the row and publishes it to JetStream, where
 // this process's consumer receives it. The clock runs from Commit returning
 // to the consumer's callback. PostgreSQL uses LISTEN/NOTIFY
 // (pgnotify.Notifier, NOTIFY after commit); MariaDB uses a NATS wake.

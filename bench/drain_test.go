@@ -28,7 +28,6 @@ var (
 	drainAggregates = flag.Int("drain.aggregates", 1_000, "aggregates the backlog is spread over")
 	drainFew        = flag.Int("drain.few", 10, "aggregates the backlog of BenchmarkDrainFewAggregates is spread over")
 	drainFillFactor = flag.Int("drain.fillfactor", 0, "PostgreSQL: set this fillfactor on the outbox table before seeding (0: the schema's), for before/after comparisons")
-	drainPrefetch   = flag.Bool("drain.prefetch", false, "relays claim the next batch while publishing the current one (relay.Config.Prefetch)")
 	drainProfile    = flag.String("drain.cpuprofile", "", "write a CPU profile of the timed drains only (not the seeding) to this file; with several benchmarks, the last one's")
 )
 
@@ -81,6 +80,10 @@ func seed(b *testing.B, bd *benchDB, n, aggs int) {
 			b.Fatal(err)
 		}
 	}
+	parts, err := bd.dialect.Partitions(ctx, bd.db)
+	if err != nil {
+		b.Fatal(err)
+	}
 	var gen uuid7.Generator
 	const perTx = 1000
 	events := make([]dialects.Event, 0, perTx)
@@ -88,9 +91,11 @@ func seed(b *testing.B, bd *benchDB, n, aggs int) {
 		events = events[:0]
 		for i := 0; i < perTx && done < n; i++ {
 			now := time.Now().UTC().Truncate(time.Microsecond)
+			agg := "agg-" + strconv.Itoa(done%aggs)
 			events = append(events, dialects.Event{
-				ID: gen.New(now).String(), AggregateType: "order", AggregateID: "agg-" + strconv.Itoa(done%aggs),
+				ID: gen.New(now).String(), AggregateType: "order", AggregateID: agg,
 				EventType: "order.placed", Payload: payload, ContentType: "application/json", CreatedAt: now,
+				Partition: dialects.PartitionOf("order", agg, parts),
 			})
 			done++
 		}
@@ -221,7 +226,8 @@ func benchPublisher(b *testing.B, js jetstream.JetStream, nc *nats.Conn, broker 
 }
 
 // stageTimes adds up the time the relays spend in each stage of a batch:
-// the claim, the publish (to the broker's acknowledgements) and the mark
+// the read (a non-empty Read of owned partitions; "claim" in the metric
+// names, as before), the publish (to the broker's acknowledgements) and the mark
 // (or delete). Reported per batch, they show where a drain's time goes and
 // how much of it the stages leave unexplained (the relay's own work and
 // waiting for the CPU).
@@ -234,9 +240,9 @@ type timedDialect struct {
 	st *stageTimes
 }
 
-func (d timedDialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimRequest) ([]dialects.Record, error) {
+func (d timedDialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
 	t := time.Now()
-	recs, err := d.Dialect.Claim(ctx, db, req)
+	recs, err := d.Dialect.Read(ctx, db, req)
 	if len(recs) > 0 {
 		d.st.claims.Add(1)
 		d.st.claimNS.Add(int64(time.Since(t)))
@@ -244,14 +250,9 @@ func (d timedDialect) Claim(ctx context.Context, db *sql.DB, req dialects.ClaimR
 	return recs, err
 }
 
-func (d timedDialect) MarkPublished(ctx context.Context, db *sql.DB, owner string, seqs []int64, at time.Time) (int64, error) {
+func (d timedDialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
 	defer d.st.mark(time.Now())
-	return d.Dialect.MarkPublished(ctx, db, owner, seqs, at)
-}
-
-func (d timedDialect) Delete(ctx context.Context, db *sql.DB, owner string, seqs []int64) (int64, error) {
-	defer d.st.mark(time.Now())
-	return d.Dialect.Delete(ctx, db, owner, seqs)
+	return d.Dialect.Mark(ctx, db, m)
 }
 
 func (st *stageTimes) mark(start time.Time) {
@@ -330,7 +331,6 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, bl backlog, relays, b
 		for r := 0; r < relays; r++ {
 			rl, err := relay.New(bd.db, bd.dialect, pub, relay.Config{
 				BatchSize: batch, DeleteOnPublish: deleteOnPublish, Hooks: counter,
-				Prefetch: *drainPrefetch,
 			})
 			if err != nil {
 				b.Fatal(err)

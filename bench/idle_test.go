@@ -15,9 +15,9 @@ import (
 	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
-	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
 var (
@@ -27,10 +27,12 @@ var (
 )
 
 // BenchmarkIdle counts the statements (and BEGIN/COMMIT/ROLLBACK) an idle
-// relay sends, through a counting driver (internal/sqlcount), with the
-// default config (in-process wake source, 30 s safety-net poll) and with a
-// 100 ms poller and no wake source. The start-up cycle and cleanup are
-// counted apart (startup-stmts). Run it with -benchtime=1x.
+// relay sends, through a counting driver (internal/sqlcount), ownership
+// upkeep included (its session, rebalance reads, lease renewals on SQLite),
+// with the default config (wired to an Outbox with txoutbox.WithRelay, 30 s
+// safety-net poll, 30 s rebalance) and with a 100 ms poller. The start-up
+// cycle, the first take of partitions and cleanup are counted apart
+// (startup-stmts). Run it with -benchtime=1x.
 func BenchmarkIdle(b *testing.B) {
 	for _, dbName := range []string{"postgres", "mysql", "sqlite"} {
 		b.Run(dbName, func(b *testing.B) {
@@ -80,9 +82,7 @@ func BenchmarkIdle(b *testing.B) {
 				cfg    func() relay.Config
 				window time.Duration
 			}{
-				{"default", func() relay.Config {
-					return relay.Config{Sources: []notify.Source{notify.NewLocal()}}
-				}, *idleDuration},
+				{"default", func() relay.Config { return relay.Config{} }, *idleDuration},
 				{"poll-100ms", func() relay.Config {
 					return relay.Config{PollInterval: 100 * time.Millisecond}
 				}, min(*idleDuration, 10*time.Second)},
@@ -91,6 +91,10 @@ func BenchmarkIdle(b *testing.B) {
 					for i := 0; i < b.N; i++ {
 						rl, err := relay.New(db, d, pub, c.cfg())
 						if err != nil {
+							b.Fatal(err)
+						}
+						// Wired as an application wires it; nothing commits.
+						if _, err := txoutbox.New(db, d, txoutbox.WithRelay(rl)); err != nil {
 							b.Fatal(err)
 						}
 						ctx, cancel := context.WithCancel(context.Background())

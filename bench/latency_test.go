@@ -34,9 +34,10 @@ var (
 // latMode is one way an event reaches the relay.
 type latMode struct {
 	name string
-	// critical commits with txoutbox.TimeCritical; wake wires a notify.Local
-	// between txoutbox and the relay (urgent wakes with ids for critical
-	// commits, lazy wakes for ordinary ones).
+	// critical commits with txoutbox.TimeCritical; wake wires the relay to
+	// the Outbox with txoutbox.WithRelay (the hand-over of committed rows
+	// of its partitions for critical commits, lazy wakes for ordinary
+	// ones).
 	critical, wake bool
 	// poll is the relay's PollInterval (0: the default).
 	poll time.Duration
@@ -213,14 +214,12 @@ func latencyCase(b *testing.B, db *sql.DB, d dialects.Dialect, js, subJS jetstre
 	}
 	cfg := relay.Config{PollInterval: mode.poll, Hooks: latHooks{tr}, Retention: -1}
 	var obOpts []txoutbox.Option
-	if mode.wake {
-		local := notify.NewLocal()
-		cfg.Sources = []notify.Source{local}
-		obOpts = append(obOpts, txoutbox.WithNotifier(local))
-	}
 	rl, err := relay.New(db, d, pub, cfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if mode.wake {
+		obOpts = append(obOpts, txoutbox.WithRelay(rl))
 	}
 	ob, err := txoutbox.New(db, d, obOpts...)
 	if err != nil {
@@ -430,14 +429,15 @@ func (s *stageTimer) report(b *testing.B) {
 }
 
 // BenchmarkLatencyStages times, one at a time and with nothing else of ours
-// running, each stage a time-critical event passes through, so that the
-// figures of BenchmarkLatency can be split: the in-process wake, a SELECT 1
-// round trip, the dialect's claim by id (and, on PostgreSQL, its four
-// statements one by one from the dialect's own SQL files), the mark, a
-// JetStream publish awaiting its ack through natspub, JetStream publish
-// to consumer receive, and a bare synchronous JetStream publish (jspub-bare,
-// the broker's own cost). Every iteration commits one fresh event first
-// (untimed).
+// running, each stage a time-critical event can pass through, so that the
+// figures of BenchmarkLatency can be split: the in-process wake (a
+// notify.Local signal), a SELECT 1 round trip, the dialect's Read of one
+// owned partition holding the event (what a relay woken across processes
+// does; in process the committed row is handed over without a read), the
+// fenced Mark, a JetStream publish awaiting its ack through natspub,
+// JetStream publish to consumer receive, and a bare synchronous JetStream
+// publish (jspub-bare, the broker's own cost). Every iteration commits one
+// fresh event first (untimed).
 func BenchmarkLatencyStages(b *testing.B) {
 	for _, dbName := range strings.Split(*latDBs, ",") {
 		b.Run(dbName, func(b *testing.B) {
@@ -475,15 +475,21 @@ func BenchmarkLatencyStages(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			// The dialect's own claim statements, for the split (PostgreSQL).
-			var lockSQL, claimSQL string
-			if d.Name() == "postgres" {
-				l, err1 := os.ReadFile("../dialects/postgres/sql/claim_lock.sql")
-				c, err2 := os.ReadFile("../dialects/postgres/sql/claim_ids.sql")
-				if err1 == nil && err2 == nil {
-					lockSQL = strings.ReplaceAll(string(l), "{{table}}", d.Table())
-					claimSQL = strings.ReplaceAll(string(c), "{{table}}", d.Table())
-				}
+			parts, err := d.Partitions(ctx, db)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sess, err := d.OpenSession(ctx, db, "stages", time.Minute)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sess.Close()
+			all := make([]int, parts)
+			for p := range all {
+				all[p] = p
+			}
+			if taken, err := sess.Take(ctx, all, time.Now()); err != nil || len(taken) != parts {
+				b.Fatalf("stages: took %d of %d partitions: %v", len(taken), parts, err)
 			}
 			local := notify.NewLocal()
 			lctx, lcancel := context.WithCancel(ctx)
@@ -493,20 +499,21 @@ func BenchmarkLatencyStages(b *testing.B) {
 				b.Fatal(err)
 			}
 			st := map[string]*stageTimer{}
-			names := []string{"wake", "select1", "claim", "mark", "begin", "lock", "claimstmt", "commit", "claim-async", "commit-async", "jspub", "jsrecv", "jspub-bare"}
+			names := []string{"wake", "select1", "read", "mark", "jspub", "jsrecv", "jspub-bare"}
 			for _, n := range names {
 				st[n] = &stageTimer{name: n}
 			}
-			// Each event has its own aggregate: an earlier event of the same
-			// aggregate still leased would (rightly) hold a later one back.
+			// Each event has its own aggregate, so nothing of its aggregate
+			// is pending before it.
 			var aggSeq int
-			commit := func() string {
+			commit := func() (string, int) {
 				tx, err := ob.Begin(ctx, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
 				aggSeq++
-				id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: fmt.Sprintf("stage-%d", aggSeq), EventType: "order.placed",
+				agg := fmt.Sprintf("stage-%d", aggSeq)
+				id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: agg, EventType: "order.placed",
 					Payload: payload, ContentType: "application/json"})
 				if err != nil {
 					b.Fatal(err)
@@ -514,7 +521,7 @@ func BenchmarkLatencyStages(b *testing.B) {
 				if err := tx.Commit(); err != nil {
 					b.Fatal(err)
 				}
-				return id
+				return id, dialects.PartitionOf("order", agg, parts)
 			}
 			timeIt := func(name string, f func()) {
 				t0 := time.Now()
@@ -524,24 +531,21 @@ func BenchmarkLatencyStages(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				id := commit()
+				id, part := commit()
 				time.Sleep(time.Millisecond) // let the wake listener go idle, as between commits
 				b.StartTimer()
-				timeIt("wake", func() { local.NotifyEvents([]string{id}); <-wakeCh })
-				_ = local.TakeIDs(10)
+				timeIt("wake", func() { local.Notify(); <-wakeCh })
 				timeIt("select1", func() {
 					var one int
 					if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 						b.Fatal(err)
 					}
 				})
-				now := time.Now()
 				var recs []dialects.Record
-				timeIt("claim", func() {
-					recs, err = d.Claim(ctx, db, dialects.ClaimRequest{Owner: "stages", Limit: 500, Now: now,
-						LeaseUntil: now.Add(time.Minute), IDs: []string{id}})
-					if err != nil || len(recs) != 1 {
-						b.Fatalf("claim by id: %d rows, %v", len(recs), err)
+				timeIt("read", func() {
+					recs, err = d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{part}, Limit: 500, Now: time.Now()})
+					if err != nil || len(recs) != 1 || recs[0].ID != id {
+						b.Fatalf("read of partition %d: %d rows, %v", part, len(recs), err)
 					}
 				})
 				msg := relay.Message{ID: recs[0].ID, AggregateType: recs[0].AggregateType, AggregateID: recs[0].AggregateID,
@@ -569,91 +573,11 @@ func BenchmarkLatencyStages(b *testing.B) {
 				})
 				<-got
 				timeIt("mark", func() {
-					if _, err := d.MarkPublished(ctx, db, "stages", []int64{recs[0].Seq}, time.Now()); err != nil {
-						b.Fatal(err)
+					n, err := d.Mark(ctx, db, dialects.Mark{Token: sess.Token(), Seqs: []int64{recs[0].Seq}, At: time.Now()})
+					if err != nil || n != 1 {
+						b.Fatalf("mark: %d rows, %v", n, err)
 					}
 				})
-				if claimSQL != "" {
-					// The same claim again, statement by statement, on a
-					// fresh event (lib/pq: BEGIN and the lock are simple
-					// queries, the claim a parse+bind).
-					b.StopTimer()
-					id2 := commit()
-					b.StartTimer()
-					now := time.Now().UTC()
-					var tx *sql.Tx
-					timeIt("begin", func() {
-						if tx, err = db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted}); err != nil {
-							b.Fatal(err)
-						}
-					})
-					timeIt("lock", func() {
-						var name string
-						if err := tx.QueryRowContext(ctx, lockSQL).Scan(&name); err != nil {
-							b.Fatal(err)
-						}
-					})
-					timeIt("claimstmt", func() {
-						rows, err := tx.QueryContext(ctx, claimSQL, "stages", now.Add(time.Minute), now, 500, "{\""+id2+"\"}")
-						if err != nil {
-							b.Fatal(err)
-						}
-						n := 0
-						for rows.Next() {
-							n++
-						}
-						if err := rows.Close(); err != nil || n != 1 {
-							b.Fatalf("claim statement: %d rows, %v", n, err)
-						}
-					})
-					timeIt("commit", func() {
-						if err := tx.Commit(); err != nil {
-							b.Fatal(err)
-						}
-					})
-					// The same claim with the COMMIT not waiting for the WAL
-					// flush (SET LOCAL synchronous_commit = off; a lease lost
-					// in a crash only leaves the row claimable).
-					b.StopTimer()
-					id3 := commit()
-					b.StartTimer()
-					now = time.Now().UTC()
-					timeIt("claim-async", func() {
-						tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-						if err != nil {
-							b.Fatal(err)
-						}
-						defer tx.Rollback() //nolint:errcheck
-						if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
-							b.Fatal(err)
-						}
-						var name string
-						if err := tx.QueryRowContext(ctx, lockSQL).Scan(&name); err != nil {
-							b.Fatal(err)
-						}
-						rows, err := tx.QueryContext(ctx, claimSQL, "stages", now.Add(time.Minute), now, 500, "{\""+id3+"\"}")
-						if err != nil {
-							b.Fatal(err)
-						}
-						n := 0
-						for rows.Next() {
-							n++
-						}
-						if err := rows.Close(); err != nil || n != 1 {
-							b.Fatalf("claim statement: %d rows, %v", n, err)
-						}
-						timeIt("commit-async", func() {
-							if err := tx.Commit(); err != nil {
-								b.Fatal(err)
-							}
-						})
-					})
-					b.StopTimer()
-					if _, err := db.ExecContext(ctx, "DELETE FROM "+d.Table()+" WHERE id = ANY ($1::text::uuid[])", "{"+id2+","+id3+"}"); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-				}
 			}
 			b.StopTimer()
 			for _, n := range names {

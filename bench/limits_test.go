@@ -74,12 +74,13 @@ func BenchmarkLimits(b *testing.B) {
 
 // BenchmarkDrainVsLimit runs, back to back on one database and one broker,
 // the bare claim+mark loop (the database's limit), a bare serial relay loop
-// (claim 500, async publish to JetStream, await acks, mark), the same serial
-// loop with the dialect's claim and mark (leased: the lease and the
-// per-aggregate hold-back that keep several relays in order), and
-// jitoutbox's relay draining the same backlog, and reports each rate and the
-// ratios drain/claim-mark, drain/serial, leased/serial (what the database
-// side of the guarantees costs) and drain/leased (what the relay and the
+// (claim 500, async publish to JetStream, await acks, mark), the partition
+// serial loop (the same with the dialect's own session, Read and fenced
+// Mark: partitions owned per worker, a plain SELECT, the per-aggregate
+// block check; see partitionClaimMark), and jitoutbox's relay draining the
+// same backlog, and reports each rate and the ratios drain/limit,
+// drain/serial (target >= 1 with one relay), part/serial (what the database
+// side of the guarantees costs) and drain/part (what the relay and the
 // publisher add). It also meters the CPU the machine
 // spends per event in the bare claim+mark loop and in a bare JetStream
 // async publish, and reports the CPU ceiling, cores / (the sum of both):
@@ -95,12 +96,12 @@ func BenchmarkDrainVsLimit(b *testing.B) {
 				for _, mode := range []string{"update", "delete"} {
 					b.Run(fmt.Sprintf("relays=%d/%s", relays, mode), func(b *testing.B) {
 						del := mode == "delete"
-						var limitCPU, jsCPU, serialCPU, leasedCPU, drainCPU cpuMeter
+						var limitCPU, jsCPU, serialCPU, partCPU, drainCPU cpuMeter
 						limit := bareClaimMark(b, bd, relays, del, nil, &limitCPU)
 						_, prefix := testnats.Stream(b, js, func(c *jetstream.StreamConfig) { c.Storage = jetstream.FileStorage })
 						jetStreamAsync(b, js, prefix, &jsCPU)
 						serial := bareClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix}, &serialCPU)
-						leased := leasedClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix}, &leasedCPU)
+						part := partitionClaimMark(b, bd, relays, del, &barePublish{js: js, prefix: prefix}, &partCPU)
 						pub := benchPublisher(b, js, nc, "jetstream")
 						rate := drain(b, bd, pub, backlog{*limitsEvents, *drainAggregates}, relays, limitsBatch, del, &drainCPU)
 						b.ReportMetric(limit, "limit-events/s")
@@ -108,11 +109,11 @@ func BenchmarkDrainVsLimit(b *testing.B) {
 						b.ReportMetric(rate, "events/s")
 						b.ReportMetric(rate/limit, "drain/limit")
 						b.ReportMetric(rate/serial, "drain/serial")
-						b.ReportMetric(leased, "leased-events/s")
-						b.ReportMetric(leased/serial, "leased/serial")
-						b.ReportMetric(rate/leased, "drain/leased")
+						b.ReportMetric(part, "part-events/s")
+						b.ReportMetric(part/serial, "part/serial")
+						b.ReportMetric(rate/part, "drain/part")
 						serialCPU.report(b, "serial-", "event")
-						leasedCPU.report(b, "leased-", "event")
+						partCPU.report(b, "part-", "event")
 						drainCPU.report(b, "", "event")
 						// The CPU ceiling: what the machine's cores allow if
 						// every cycle went to the bare claim+mark and the
@@ -179,30 +180,58 @@ func bareClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePu
 	})
 }
 
-// leasedClaimMark is bareClaimMark with the dialect's own claim, mark and
-// delete: each batch is leased with dialects.Dialect.Claim (one autocommit
-// claim that applies the per-aggregate hold-back and returns whole rows),
-// published as bareClaimMark publishes it, then marked or deleted with the
-// dialect's statement. Against bareClaimMark it measures what the
-// database's side of jitoutbox's guarantees costs (a lease that outlives the
-// claim transaction, so that several relays keep per-aggregate order
-// without holding a transaction open across the publish); against the
-// relay's drain, what the relay and the publisher add on top.
-func leasedClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePublish, cpu *cpuMeter) float64 {
+// partitionClaimMark is bareClaimMark with the dialect's own session, read
+// and mark: what the guarantees cost now, without any relay code. Before
+// each drain (untimed) worker w opens an ownership session
+// (dialects.Dialect.OpenSession) and takes the partitions p with
+// p % workers == w; each batch is then a plain Read of its partitions (500
+// pending rows in seq order, with the per-aggregate block check), published
+// as bareClaimMark publishes it, and marked or deleted with the dialect's
+// fenced Mark. An empty read ends the worker: its partitions are drained.
+// Against bareClaimMark (a transaction held open across the publish, no
+// order kept per aggregate with several workers) it measures what the
+// database side of jitoutbox's guarantees costs; against the relay's drain,
+// what the relay and the publisher add on top.
+func partitionClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *barePublish, cpu *cpuMeter) float64 {
 	b.Helper()
-	return serialLoop(b, bd, workers, cpu, func() batchFunc {
+	ctx := context.Background()
+	parts, err := bd.dialect.Partitions(ctx, bd.db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return serialLoopWith(b, bd, workers, cpu, func() (batchFunc, func()) {
+		sessions := make([]dialects.Session, workers)
+		owned := make([][]int, workers)
+		for w := range sessions {
+			s, err := bd.dialect.OpenSession(ctx, bd.db, "bench-serial-"+strconv.Itoa(w), time.Minute)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sessions[w] = s
+			var mine []int
+			for p := w; p < parts; p += workers {
+				mine = append(mine, p)
+			}
+			taken, err := s.Take(ctx, mine, time.Now())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(taken) != len(mine) {
+				b.Fatalf("partition serial loop: worker %d took %d of %d partitions", w, len(taken), len(mine))
+			}
+			owned[w] = taken
+		}
+		closeAll := func() {
+			for _, s := range sessions {
+				if err := s.Close(); err != nil {
+					b.Error(err)
+				}
+			}
+		}
 		return func(ctx context.Context, w int) (int, error) {
-			owner := "leased-" + strconv.Itoa(w)
-			now := time.Now()
-			recs, err := bd.dialect.Claim(ctx, bd.db, dialects.ClaimRequest{
-				Owner: owner, Limit: limitsBatch, Now: now, LeaseUntil: now.Add(time.Minute)})
+			recs, err := bd.dialect.Read(ctx, bd.db, dialects.ReadRequest{
+				Partitions: owned[w], Limit: limitsBatch, Now: time.Now()})
 			if err != nil || len(recs) == 0 {
-				// An empty claim ends this worker, as a relay goes idle
-				// until its next wake: every waiting row is held back by
-				// the other workers' leases, and they claim on. The last
-				// worker holds no lease when it claims, so its empty
-				// claim means the backlog is drained (serialLoop checks
-				// the count).
 				return 0, err
 			}
 			ids := make([]string, len(recs))
@@ -213,16 +242,16 @@ func leasedClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *bare
 			if err := publishAll(ctx, pub, ids); err != nil {
 				return 0, err
 			}
-			if del {
-				_, err = bd.dialect.Delete(ctx, bd.db, owner, seqs)
-			} else {
-				_, err = bd.dialect.MarkPublished(ctx, bd.db, owner, seqs, time.Now())
-			}
+			n, err := bd.dialect.Mark(ctx, bd.db, dialects.Mark{
+				Token: sessions[w].Token(), Seqs: seqs, At: time.Now(), Delete: del})
 			if err != nil {
 				return 0, err
 			}
+			if n != int64(len(seqs)) {
+				return 0, fmt.Errorf("partition serial loop: marked %d of %d rows", n, len(seqs))
+			}
 			return len(recs), nil
-		}
+		}, closeAll
 	})
 }
 
@@ -235,6 +264,13 @@ type batchFunc func(ctx context.Context, w int) (int, error)
 // returns 0. It returns events/s; cpu meters the timed drains.
 func serialLoop(b *testing.B, bd *benchDB, workers int, cpu *cpuMeter, round func() batchFunc) float64 {
 	b.Helper()
+	return serialLoopWith(b, bd, workers, cpu, func() (batchFunc, func()) { return round(), func() {} })
+}
+
+// serialLoopWith is serialLoop with a round that also returns what to do
+// (untimed) after its drain.
+func serialLoopWith(b *testing.B, bd *benchDB, workers int, cpu *cpuMeter, round func() (batchFunc, func())) float64 {
+	b.Helper()
 	ctx := context.Background()
 	var total time.Duration
 	events := 0
@@ -244,7 +280,7 @@ func serialLoop(b *testing.B, bd *benchDB, workers int, cpu *cpuMeter, round fun
 			b.Fatal(err)
 		}
 		seed(b, bd, *limitsEvents, *drainAggregates)
-		batch := round()
+		batch, finish := round()
 		b.StartTimer()
 		cpu.start()
 		start := time.Now()
@@ -278,6 +314,9 @@ func serialLoop(b *testing.B, bd *benchDB, workers int, cpu *cpuMeter, round fun
 		wg.Wait()
 		total += time.Since(start)
 		cpu.stop(*limitsEvents)
+		b.StopTimer()
+		finish()
+		b.StartTimer()
 		for w := range errs {
 			if errs[w] != nil {
 				b.Fatal(errs[w])

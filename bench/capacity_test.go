@@ -1,0 +1,384 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/internal/testnats"
+	"github.com/jitoutbox/jitoutbox/internal/uuid7"
+	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/natspub"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
+)
+
+var (
+	capWindow  = flag.Duration("capacity.window", 3*time.Second, "how long BenchmarkCapacity commits at each offered rate (and for each baseline)")
+	capWriters = flag.Int("capacity.writers", 8, "writers of BenchmarkCapacity (the baseline commits flat out with as many)")
+	capDBs     = flag.String("capacity.dbs", "postgres,mysql,sqlite", "comma-separated databases BenchmarkCapacity runs on")
+	capSteps   = flag.String("capacity.steps", "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0", "offered rates, as fractions of the baseline, tried in order until one fails")
+)
+
+// capP99 is the time-critical p99 a rate must keep to count as sustained.
+const capP99 = 10 * time.Millisecond
+
+// BenchmarkCapacity finds the highest sustained commit rate, one event per
+// commit and every fourth one time-critical, at which the time-critical
+// commit-to-consumer p99 stays <= 10 ms, and reports it as a fraction of
+// the baseline: the rate at which the same database commits the same
+// transaction with a hand-written outbox INSERT (the columns txoutbox
+// fills) and no relay running, -capacity.writers writers flat out. The
+// baseline is measured before and after the search (base-before,
+// base-after) and their mean is the denominator of capacity/baseline.
+//
+// The search offers the rates of -capacity.steps (fractions of the
+// baseline before) in order, open loop: -capacity.writers writers commit
+// the k-th transaction at start + k/rate (or at once when behind), through
+// txoutbox with an in-process relay (txoutbox.WithRelay, default config) to
+// JetStream. A step is sustained when the writers reached 95% of the
+// offered rate and the time-critical p99 (Commit returned -> consumer
+// received) is <= 10 ms; the search stops at the first step that is not,
+// and then tries the midpoint below it once. Bounded: at most
+// len(steps)+1 windows of -capacity.window, plus the waits for delivery.
+func BenchmarkCapacity(b *testing.B) {
+	var steps []float64
+	for _, s := range strings.Split(*capSteps, ",") {
+		var f float64
+		if _, err := fmt.Sscan(s, &f); err != nil || f <= 0 {
+			b.Fatalf("-capacity.steps: bad fraction %q", s)
+		}
+		steps = append(steps, f)
+	}
+	for _, dbName := range strings.Split(*capDBs, ",") {
+		b.Run(dbName, func(b *testing.B) {
+			ctx := context.Background()
+			db, d := openDB(b, dbName, 2*(*capWriters)+8)
+			parts, err := d.Partitions(ctx, db)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hand := handInsert(dbName, d.Table())
+			for i := 0; i < b.N; i++ {
+				before := capBaseline(b, db, d, hand, parts)
+
+				url := testnats.URL(b)
+				js, err := jetstream.New(testnats.Connect(b, url), jetstream.WithPublishAsyncMaxPending(4096))
+				if err != nil {
+					b.Fatal(err)
+				}
+				subJS, err := jetstream.New(testnats.Connect(b, url))
+				if err != nil {
+					b.Fatal(err)
+				}
+				stream, prefix := testnats.Stream(b, js)
+				subStream, err := subJS.Stream(ctx, stream.CachedInfo().Config.Name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var cur atomic.Pointer[latTracker]
+				cons, err := subStream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				cc, err := cons.Consume(func(m jetstream.Msg) {
+					tr := cur.Load()
+					if tr == nil {
+						return
+					}
+					now := tr.now()
+					if e := tr.get(m.Headers().Get(natspub.HeaderEventID)); e != nil && e.recv.CompareAndSwap(0, now) {
+						tr.n.Add(1)
+					}
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
+				if err != nil {
+					b.Fatal(err)
+				}
+				rl, err := relay.New(db, d, pub, relay.Config{Retention: -1, Hooks: capHooks{&cur}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ob, err := txoutbox.New(db, d, txoutbox.WithRelay(rl))
+				if err != nil {
+					b.Fatal(err)
+				}
+				rctx, cancel := context.WithCancel(ctx)
+				relayDone := make(chan error, 1)
+				go func() { relayDone <- rl.Run(rctx) }()
+				// The relay takes its partitions on its first rebalance.
+				for until := time.Now().Add(10 * time.Second); !rl.Owns(0); time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(until) {
+						b.Fatal("capacity: the relay owns no partition after 10s")
+					}
+				}
+
+				var best, first capResult
+				try := func(f float64) bool {
+					tr := newLatTracker()
+					cur.Store(tr)
+					r := capStep(b, ob, tr, f*before)
+					b.Logf("%s: offered %.0f/s (%.2f of baseline): reached %.0f/s, time-critical p50 %.2f ms, p99 %.2f ms (commit -> batch start p99 %.2f ms, batch start -> ack p99 %.2f ms), sustained %v",
+						dbName, r.offered, f, r.reached, ms(r.p50), ms(r.p99), ms(r.claimP99), ms(r.pubP99), r.ok)
+					if r.ok && r.reached > best.reached {
+						best = r
+					}
+					return r.ok
+				}
+				for j, f := range steps {
+					if try(f) {
+						continue
+					}
+					first = capResult{offered: f * before}
+					b.ReportMetric(f, "first-unsustained-fraction")
+					if j > 0 {
+						try((steps[j-1] + f) / 2)
+					}
+					break
+				}
+				cancel()
+				if err := <-relayDone; err != nil {
+					b.Error(err)
+				}
+				cc.Stop()
+				cur.Store(nil)
+				if _, err := db.ExecContext(ctx, "DELETE FROM "+d.Table()); err != nil {
+					b.Fatal(err)
+				}
+				after := capBaseline(b, db, d, hand, parts)
+				base := (before + after) / 2
+				b.ReportMetric(before, "base-before-commits/s")
+				b.ReportMetric(after, "base-after-commits/s")
+				b.ReportMetric(best.reached, "capacity-commits/s")
+				b.ReportMetric(best.reached/base, "capacity/baseline")
+				b.ReportMetric(ms(best.p99), "p99-ms-at-capacity")
+				b.ReportMetric(first.offered, "first-unsustained-offered/s")
+				b.ReportMetric(0, "ns/op")
+			}
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// capResult is one step of the capacity search.
+type capResult struct {
+	offered, reached float64
+	p50, p99         time.Duration
+	// Of the time-critical p99: Commit returned -> the relay's batch
+	// started (the hand-over, or waiting behind the batch in flight), and
+	// batch start -> PubAck.
+	claimP99, pubP99 time.Duration
+	ok               bool
+}
+
+// capHooks is latHooks for the tracker of the current step.
+type capHooks struct{ cur *atomic.Pointer[latTracker] }
+
+func (h capHooks) BatchStart(ctx context.Context, info relay.BatchStartInfo) context.Context {
+	if t := h.cur.Load(); t != nil {
+		return latHooks{t}.BatchStart(ctx, info)
+	}
+	return ctx
+}
+
+func (h capHooks) BatchEnd(context.Context, relay.BatchEndInfo) {}
+
+var (
+	_ relay.Hooks         = capHooks{}
+	_ relay.PublishedHook = capHooks{}
+)
+
+func (h capHooks) Published(ctx context.Context, msg relay.Message, d time.Duration) {
+	if t := h.cur.Load(); t != nil {
+		latHooks{t}.Published(ctx, msg, d)
+	}
+}
+
+// capStep offers rate commits/s for -capacity.window and waits for every
+// time-critical event to reach the consumer.
+func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) capResult {
+	ctx := context.Background()
+	var next atomic.Int64
+	var failed atomic.Pointer[error]
+	start := time.Now()
+	deadline := start.Add(*capWindow)
+	interval := time.Duration(float64(time.Second) / rate)
+	var last atomic.Int64 // ns since start of the last commit's return
+	var wg sync.WaitGroup
+	for w := 0; w < *capWriters; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := next.Add(1) - 1
+				due := start.Add(time.Duration(k) * interval)
+				if !due.Before(deadline) || failed.Load() != nil {
+					return
+				}
+				if wait := time.Until(due); wait > 0 {
+					time.Sleep(wait)
+				}
+				critical := k%4 == 0
+				var opts []txoutbox.TxOption
+				if critical {
+					opts = append(opts, txoutbox.TimeCritical())
+				}
+				tx, err := ob.Begin(ctx, nil, opts...)
+				if err != nil {
+					failed.CompareAndSwap(nil, &err)
+					return
+				}
+				id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: fmt.Sprintf("agg-%d", k%1000),
+					EventType: "order.placed", Payload: payload, ContentType: "application/json"})
+				if err != nil {
+					_ = tx.Rollback()
+					failed.CompareAndSwap(nil, &err)
+					return
+				}
+				var e *latEvent
+				if critical {
+					e = tr.add(id)
+				}
+				if err := tx.Commit(); err != nil {
+					failed.CompareAndSwap(nil, &err)
+					return
+				}
+				if e != nil {
+					e.commit.Store(tr.now())
+				}
+				for t := int64(time.Since(start)); ; {
+					l := last.Load()
+					if t <= l || last.CompareAndSwap(l, t) {
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if p := failed.Load(); p != nil {
+		b.Fatalf("capacity: commit: %v", *p)
+	}
+	committed := next.Load() - int64(*capWriters) // each writer drew one ticket it did not use
+	window := max(time.Duration(last.Load()), *capWindow)
+	want := tr.committed()
+	for until := time.Now().Add(60 * time.Second); tr.n.Load() < want; time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(until) {
+			b.Fatalf("capacity: %d of %d time-critical events received after 60s", tr.n.Load(), want)
+		}
+	}
+	var lat, claim, pubd []time.Duration
+	tr.mu.Lock()
+	for _, e := range tr.ev {
+		if c, r := e.commit.Load(), e.recv.Load(); c != 0 && r != 0 {
+			lat = append(lat, time.Duration(r-c))
+			if cl, a := e.claimed.Load(), e.ack.Load(); cl != 0 && a != 0 {
+				claim = append(claim, time.Duration(cl-c))
+				pubd = append(pubd, time.Duration(a-cl))
+			}
+		}
+	}
+	tr.mu.Unlock()
+	if len(lat) == 0 {
+		b.Fatal("capacity: no samples")
+	}
+	q := func(s []time.Duration, p float64) time.Duration {
+		if len(s) == 0 {
+			return 0
+		}
+		slices.Sort(s)
+		return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)]
+	}
+	r := capResult{offered: rate, reached: float64(committed) / window.Seconds(), p50: q(lat, 0.5), p99: q(lat, 0.99),
+		claimP99: q(claim, 0.99), pubP99: q(pubd, 0.99)}
+	r.ok = r.reached >= 0.95*rate && r.p99 <= capP99
+	return r
+}
+
+// handInsert returns the INSERT a developer writes by hand for one event:
+// the columns txoutbox fills, placeholders of the database.
+func handInsert(dbName, table string) string {
+	cols := "id, aggregate_type, aggregate_id, event_type, payload, content_type, headers, critical, created_at, next_attempt_at, part"
+	ph := func(int) string { return "?" }
+	if strings.HasPrefix(dbName, "postgres") {
+		cols = strings.Replace(cols, "payload,", "payload_json,", 1)
+		ph = func(n int) string { return fmt.Sprintf("$%d", n) }
+	}
+	var sb strings.Builder
+	sb.WriteString("INSERT INTO " + table + " (" + cols + ") VALUES (")
+	for i := 1; i <= 11; i++ {
+		if i > 1 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(ph(i))
+	}
+	sb.WriteString(")")
+	return sb.String()
+}
+
+// capBaseline commits the capacity benchmark's transaction (one outbox row,
+// every fourth critical) with a hand-written INSERT on -capacity.writers
+// writers flat out for -capacity.window, no relay running, and returns
+// commits/s. The rows are deleted afterwards (untimed).
+func capBaseline(b *testing.B, db *sql.DB, d dialects.Dialect, q string, parts int) float64 {
+	ctx := context.Background()
+	var gen uuid7.Generator
+	var genMu sync.Mutex
+	var n atomic.Int64
+	var failed atomic.Pointer[error]
+	start := time.Now()
+	deadline := start.Add(*capWindow)
+	var wg sync.WaitGroup
+	for w := 0; w < *capWriters; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && failed.Load() == nil {
+				k := n.Add(1)
+				agg := fmt.Sprintf("agg-%d", k%1000)
+				now := time.Now().UTC()
+				genMu.Lock()
+				id := gen.New(now).String()
+				genMu.Unlock()
+				err := func() error {
+					tx, err := db.BeginTx(ctx, nil)
+					if err != nil {
+						return err
+					}
+					defer tx.Rollback() //nolint:errcheck // no-op after Commit
+					if _, err := tx.ExecContext(ctx, q, id, "order", agg, "order.placed", string(payload), "application/json",
+						"{}", k%4 == 0, now, now, dialects.PartitionOf("order", agg, parts)); err != nil {
+						return err
+					}
+					return tx.Commit()
+				}()
+				if err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if p := failed.Load(); p != nil {
+		b.Fatalf("capacity baseline: %v", *p)
+	}
+	if _, err := db.ExecContext(ctx, "DELETE FROM "+d.Table()); err != nil {
+		b.Fatal(err)
+	}
+	return float64(n.Load()) / elapsed.Seconds()
+}
