@@ -83,8 +83,11 @@ type Session interface {
 	// View reads the live relays and each partition's owner.
 	View(ctx context.Context, now time.Time) (View, error)
 	// WaitChange blocks until a relay in v may have left (lock dialects:
-	// a lock of another live relay's session was freed), ctx ends, or the
-	// dialect cannot tell (it then returns ErrWaitUnsupported at once).
+	// a lock of another live relay's session was freed: it returns nil),
+	// a relay joined (an error wrapping ErrRelaysChanged: every session
+	// that opens interrupts the waits of the others, so that they look
+	// again and watch the right relay), ctx ends, or the dialect cannot
+	// tell (it then returns ErrWaitUnsupported at once).
 	WaitChange(ctx context.Context, v View) error
 	// Close releases every partition and ends the session.
 	Close() error
@@ -93,6 +96,10 @@ type Session interface {
 // ErrWaitUnsupported is returned by Session.WaitChange on dialects that
 // cannot wait for a relay to leave; relays then rely on their periodic View.
 var ErrWaitUnsupported = errors.New("jitoutbox: session cannot wait for changes")
+
+// ErrRelaysChanged is returned (wrapped) by Session.WaitChange when a relay
+// joined while it waited: the caller reads the View again.
+var ErrRelaysChanged = errors.New("jitoutbox: relays changed")
 
 // View is a snapshot of partition ownership.
 type View struct {

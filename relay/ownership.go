@@ -51,16 +51,18 @@ type owner struct {
 	lastBatch *atomic.Int64
 	sent      []int // the owned set last handed to the publish loop
 
-	sess     dialects.Session
-	owned    []int // partitions the session holds, sorted
-	leases   bool  // the dialect's ownership is a lease (Check returns a time)
-	hungry   int   // rebalances left in hungry mode
-	warned   bool  // the no-cross-process-wake warning was logged
-	retry    time.Duration
-	watchSig chan struct{}  // a watched relay left
-	watchFor []string       // the relay set the watcher was started for
-	stopW    func()         // stops the current watcher
-	wg       sync.WaitGroup // watchers
+	sess      dialects.Session
+	owned     []int // partitions the session holds, sorted
+	leases    bool  // the dialect's ownership is a lease (Check returns a time)
+	hungry    int   // rebalances left in hungry mode
+	warned    bool  // the no-cross-process-wake warning was logged
+	retry     time.Duration
+	watchSig  chan struct{}  // a watched relay left
+	changeSig chan struct{}  // a relay joined
+	watchFor  []string       // the relay set the watcher was started for
+	watchEnd  chan struct{}  // closed when the current watcher returned
+	stopW     func()         // stops the current watcher
+	wg        sync.WaitGroup // watchers
 }
 
 func (o *owner) loop(ctx context.Context) {
@@ -76,6 +78,7 @@ func (o *owner) loop(ctx context.Context) {
 		case <-t.C:
 		case <-o.watchSig:
 			grabAll = true // a relay left: take its partitions now
+		case <-o.changeSig:
 		}
 		next := o.step(ctx, grabAll)
 		grabAll = false
@@ -272,7 +275,11 @@ func (o *owner) publish(ctx context.Context) error {
 // when the set of live relays changed.
 func (o *owner) watch(ctx context.Context, v dialects.View) {
 	if slices.Equal(v.Relays, o.watchFor) && o.stopW != nil {
-		return
+		select {
+		case <-o.watchEnd: // it returned (a change it saw): watch again
+		default:
+			return
+		}
 	}
 	if o.stopW != nil {
 		o.stopW()
@@ -282,13 +289,19 @@ func (o *owner) watch(ctx context.Context, v dialects.View) {
 	wctx, cancel := context.WithCancel(ctx)
 	o.stopW = cancel
 	sess := o.sess
+	end := make(chan struct{})
+	o.watchEnd = end
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
+		defer close(end)
 		for wctx.Err() == nil {
 			err := sess.WaitChange(wctx, v)
 			switch {
 			case errors.Is(err, dialects.ErrWaitUnsupported), wctx.Err() != nil:
+				return
+			case errors.Is(err, dialects.ErrRelaysChanged):
+				signal(o.changeSig) // a relay joined: rebalance and watch again
 				return
 			case err != nil:
 				t := time.NewTimer(time.Second)

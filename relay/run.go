@@ -65,6 +65,7 @@ func newRun(r *Relay, parts int) *run {
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
+		changeSig:  make(chan struct{}, 1),
 		validUntil: &rn.validUntil, lastBatch: &rn.lastBatch}
 	return rn
 }

@@ -311,3 +311,34 @@ func testWaitChange(t *testing.T, tgt Target) {
 		t.Fatalf("after d died: relays %q, owner of 0 %q", v.Relays, v.Owners[0])
 	}
 }
+
+// testWaitChangeOnJoin: a lock dialect's WaitChange returns
+// ErrRelaysChanged when a relay joins (the joiner interrupts the others'
+// waits), so that the watcher looks again and watches the newcomer.
+func testWaitChangeOnJoin(t *testing.T, tgt Target) {
+	if tgt.Leases {
+		t.Skip("lease dialects do not wait")
+	}
+	e := setup(t, tgt)
+	a, b := e.session("a"), e.session("b")
+	v := e.view(a, 0)
+	done := make(chan error, 1)
+	go func() { done <- a.WaitChange(e.ctx, v) }()
+	time.Sleep(300 * time.Millisecond) // a is waiting on b's member lock
+	select {
+	case err := <-done:
+		t.Fatalf("WaitChange returned before anything changed: %v", err)
+	default:
+	}
+	c := e.session("c")
+	defer c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, dialects.ErrRelaysChanged) {
+			t.Fatalf("WaitChange after a join: %v, want ErrRelaysChanged", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitChange did not return when a relay joined")
+	}
+	_ = b
+}

@@ -111,7 +111,7 @@ func New(opts ...Option) (*Dialect, error) {
 		unlock: load("session_unlock.sql"), check: load("session_check.sql"), view: load("session_view.sql"),
 		wait: load("session_wait.sql"), waitRelease: load("session_wait_release.sql"),
 		close: load("session_close.sql"), closeRelay: load("session_close_relay.sql"),
-		unlockAll: load("session_unlock_all.sql"),
+		unlockAll: load("session_unlock_all.sql"), kick: load("session_kick.sql"),
 	}
 	d.database = load("database.sql")
 	d.migrateLock = load("migrate_lock.sql")

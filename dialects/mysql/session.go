@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -19,7 +21,7 @@ import (
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
 	open, lock, gc, take, own, release, unlock, check, view string
-	wait, waitRelease, close, closeRelay, unlockAll         string
+	wait, waitRelease, close, closeRelay, unlockAll, kick   string
 }
 
 const (
@@ -47,6 +49,7 @@ type session struct {
 	watch  *sql.Conn // WaitChange's connection, opened on first use
 	token  string
 	prefix string           // lock name prefix of the table
+	mu     sync.Mutex       // guards ids: WaitChange runs beside the other methods
 	ids    map[string]int64 // relay token -> relays.id, from the last View
 	lost   bool
 }
@@ -73,7 +76,35 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
 	_, _ = conn.ExecContext(ctx, d.sess.gc, s.prefix+"m", sqlkit.UTC(time.Now().Add(-gcAge)))
+	s.kick(ctx)
 	return s, nil
+}
+
+// watchMarker is the comment that marks the table's WaitChange statements
+// in the processlist.
+func (s *session) watchMarker() string { return "jitoutbox-watch " + s.prefix }
+
+// kick interrupts the other relays' WaitChange (KILL QUERY), so that they
+// see this session and watch the right relay. Best effort: a user that may
+// not kill the others' queries leaves them to notice at their next
+// rebalance.
+func (s *session) kick(ctx context.Context) {
+	rows, err := s.conn.QueryContext(ctx, s.d.sess.kick, "%"+s.watchMarker()+" %")
+	if err != nil {
+		return
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if rows.Scan(&id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	for _, id := range ids {
+		// A server-given thread id, formatted here: KILL takes no placeholder.
+		_, _ = s.conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
+	}
 }
 
 // open registers the session and takes its member lock before COMMIT, so
@@ -258,7 +289,9 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 			v.Owners[p.p], v.Epochs[p.p] = p.owner, p.epoch
 		}
 	}
+	s.mu.Lock()
 	s.ids = ids
+	s.mu.Unlock()
 	return v, nil
 }
 
@@ -271,7 +304,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		<-ctx.Done() // alone: nobody to watch; a joiner is seen by the next View
 		return ctx.Err()
 	}
+	s.mu.Lock()
 	id, ok := s.ids[target]
+	s.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("jitoutbox/mysql: wait: relay %q not in the last view", target)
 	}
@@ -285,12 +320,16 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	name := s.member(id)
 	for {
 		var got sql.NullInt64
-		if err := s.watch.QueryRowContext(ctx, s.d.sess.wait, name, waitSeconds).Scan(&got); err != nil {
+		wait := strings.Replace(s.d.sess.wait, "{{watch}}", s.watchMarker(), 1)
+		if err := s.watch.QueryRowContext(ctx, wait, name, waitSeconds).Scan(&got); err != nil {
 			// Cancelled or broken: the lock may have been granted before the
 			// cancel; never return such a connection to the pool.
 			s.dropWatch()
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if strings.Contains(err.Error(), "1317") || strings.Contains(err.Error(), "interrupted") {
+				return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
 			}
 			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
 		}
@@ -302,8 +341,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			return nil
 		}
 		if !got.Valid {
+			// NULL: interrupted by a joining relay's KILL QUERY.
 			s.dropWatch()
-			return fmt.Errorf("jitoutbox/mysql: wait: GET_LOCK(%q) failed", name)
+			return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
 		}
 		if err := ctx.Err(); err != nil {
 			return err

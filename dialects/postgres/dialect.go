@@ -90,7 +90,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.handoff = sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), ph).
 		WithTail(load("insert_handoff_tail.sql"))
 	d.sess = sessionSQL{
-		open: load("session_open.sql"), gc: load("session_gc.sql"), take: load("session_take.sql"),
+		open: load("session_open.sql"), gc: load("session_gc.sql"), kick: load("session_kick.sql"), take: load("session_take.sql"),
 		release: load("session_release.sql"), check: load("session_check.sql"), view: load("session_view.sql"),
 		close: load("session_close.sql"), wait: load("session_wait.sql"),
 	}

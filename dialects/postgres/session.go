@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, gc, take, release, check, view, close, wait string
+	open, gc, kick, take, release, check, view, close, wait string
 }
 
 // gcAge is how old a relay row must be before a session that finds its
@@ -71,6 +72,11 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
 	_, _ = conn.ExecContext(ctx, d.sess.gc, s.memberNS, sqlkit.UTC(time.Now().Add(-gcAge)))
+	// Tell the other relays' watches that a relay joined. Best effort: a
+	// role that may not cancel the others' queries leaves them to notice
+	// at their next rebalance.
+	var kicked int
+	_ = conn.QueryRowContext(ctx, d.sess.kick, s.memberNS).Scan(&kicked)
 	return s, nil
 }
 
@@ -245,6 +251,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		s.watch = nil
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if strings.Contains(err.Error(), "canceling statement due to user request") {
+			return fmt.Errorf("jitoutbox/postgres: wait: %w", dialects.ErrRelaysChanged)
 		}
 		return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
 	}
