@@ -120,7 +120,11 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 	}
 	next := jitter(cfg.RebalanceInterval)
 	if o.leases {
-		next = min(next, cfg.LeaseDuration/2)
+		// Renew so that one missed renewal still leaves a Publish's worth
+		// of lease: the relay stops starting Publishes PublishTimeout
+		// before the lease ends, and a relay that takes the partitions
+		// after it must find nothing in flight.
+		next = min(next, (cfg.LeaseDuration-cfg.PublishTimeout)/2)
 	}
 	if o.hungry > 0 {
 		next = min(next, hungryInterval)
