@@ -18,7 +18,7 @@ const (
 	DefaultBatchSize       = 500
 	DefaultPollInterval    = 30 * time.Second
 	DefaultLazyDelay       = 250 * time.Millisecond
-	DefaultLeaseDuration   = 70 * time.Second
+	DefaultLeaseDuration   = 60 * time.Second
 	DefaultRebalance       = 30 * time.Second
 	DefaultPublishTimeout  = 10 * time.Second
 	DefaultMaxAttempts     = 10
@@ -67,8 +67,7 @@ type Config struct {
 	// Publish that could outlast the lease. Dialects with session locks
 	// (PostgreSQL, MariaDB/MySQL) ignore it: ownership there lasts as long
 	// as the relay's session connection. It must exceed PublishTimeout.
-	// Default 70s (with the default PublishTimeout, renewals come with the
-	// 30 s rebalance: an idle SQLite relay sends 0.1 statements a second).
+	// Default 60s: with the default PublishTimeout a renewal every 25 s.
 	LeaseDuration time.Duration
 
 	// RebalanceInterval is how often the relay reads who owns which
@@ -191,7 +190,7 @@ func (c Config) validate() error {
 		{"BatchSize", int64(c.BatchSize), "use 0 for the default 500"},
 		{"PollInterval", int64(c.PollInterval), "use 0 for the default 30s"},
 		{"LazyDelay", int64(c.LazyDelay), "use 0 for the default 250ms"},
-		{"LeaseDuration", int64(c.LeaseDuration), "use 0 for the default 70s"},
+		{"LeaseDuration", int64(c.LeaseDuration), "use 0 for the default 60s"},
 		{"RebalanceInterval", int64(c.RebalanceInterval), "use 0 for the default 30s"},
 		{"PublishTimeout", int64(c.PublishTimeout), "use 0 for the default 10s"},
 		{"MaxAttempts", int64(c.MaxAttempts), "use 0 for the default 10"},

@@ -68,7 +68,7 @@ func TestConfigValidation(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	c := Config{}.withDefaults()
 	if c.BatchSize != 500 || c.PollInterval != 30*time.Second || c.LazyDelay != 250*time.Millisecond ||
-		c.LeaseDuration != 70*time.Second || c.RebalanceInterval != 30*time.Second || c.PublishTimeout != 10*time.Second || c.MaxAttempts != 10 ||
+		c.LeaseDuration != 60*time.Second || c.RebalanceInterval != 30*time.Second || c.PublishTimeout != 10*time.Second || c.MaxAttempts != 10 ||
 		c.Retention != 7*24*time.Hour || c.CleanupInterval != 10*time.Minute || c.CleanupBatch != 1000 ||
 		c.Owner == "" || c.Logger == nil || c.Clock == nil || c.Backoff == nil {
 		t.Errorf("defaults: %+v", c)

@@ -19,7 +19,7 @@ func TestParseFlagsDefaults(t *testing.T) {
 	}
 	if c.dialect != "postgres" || c.dsn != "postgres://pg" || c.broker != brokerNATS || c.natsURL != "nats://n:1" ||
 		c.wake != "pg" || c.publisher != "jetstream" || c.subjectPrefix != "outbox" || c.poll != 30*time.Second ||
-		c.batch != 500 || c.lease != 70*time.Second || c.rebalance != 30*time.Second ||
+		c.batch != 500 || c.lease != 60*time.Second || c.rebalance != 30*time.Second ||
 		c.publishTimeout != 10*time.Second || c.releaseOnDead || c.debezium || c.deadLetter != "" {
 		t.Fatalf("defaults: %+v", c)
 	}

@@ -29,7 +29,7 @@
 //	-release-on-dead                 let an aggregate's later events pass a dead one (default: it waits for requeue or skip)
 //	-wake pg|nats|none               cross-process wake (default pg for postgres, else nats with -broker nats, else none)
 //	-wake-channel / -wake-subject    where the committing side sends its wakes
-//	-lease, -publish-timeout         SQLite ownership lease (default 70s), bound on one publish (10s)
+//	-lease, -publish-timeout         SQLite ownership lease (default 60s), bound on one publish (10s)
 //	-rebalance                       how often partitions are rebalanced among relays (default 30s)
 //	-batch, -poll, -table, -migrate, -delete-on-publish, -owner, -log-level, -log-format
 //

@@ -52,12 +52,12 @@ type Dialect struct {
 	// that ever saw MySQL never tries RETURNING again; unknown takes it too.
 	server atomic.Int32
 
-	database, migrateLock, migrateUnlock, partitionsQ, partitionsMeta   string
-	handoffBusy, handoffRead, read, mark, del, unblock, fail, failBlock string
-	requeueIDs, requeueAggregate, requeueAll                            string
-	skipIDs, skipAggregate, skipAll                                     string
-	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                 string
-	fillSelect, fillUpdate, dupKeys                                     string
+	database, migrateLock, migrateUnlock, partitionsQ, partitionsMeta              string
+	handoffBusy, handoffRead, read, readAhead, mark, del, unblock, fail, failBlock string
+	requeueIDs, requeueAggregate, requeueAll                                       string
+	skipIDs, skipAggregate, skipAll                                                string
+	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                            string
+	fillSelect, fillUpdate, dupKeys                                                string
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -121,6 +121,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.handoffBusy = load("insert_handoff_busy.sql")
 	d.handoffRead = load("insert_handoff_read.sql")
 	d.read = load("read.sql")
+	d.readAhead = load("read_ahead.sql")
 	d.mark = load("mark.sql")
 	d.del = load("delete.sql")
 	d.unblock = load("unblock.sql")
@@ -393,7 +394,11 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return nil, nil
 	}
-	stmt, err := d.stmts.Stmt(ctx, db, expand(d.read, "{{parts}}", len(req.Partitions)))
+	query := d.read
+	if req.After > 0 {
+		query = d.readAhead
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, expand(query, "{{parts}}", len(req.Partitions)))
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/mysql: read: prepare: %w", err)
 	}
@@ -402,7 +407,11 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	for _, p := range req.Partitions {
 		args = append(args, p)
 	}
-	args = append(args, req.After, now, now, req.After, req.After, req.Limit)
+	if req.After > 0 {
+		args = append(args, req.After, now, readAheadWindow*req.Limit, now, req.After, req.Limit)
+	} else {
+		args = append(args, req.After, now, now, req.Limit)
+	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/mysql: read: %w", err)
@@ -413,6 +422,9 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	}
 	return recs, nil
 }
+
+// readAheadWindow bounds a read ahead's look, in batches (read_ahead.sql).
+const readAheadWindow = 4
 
 // expand replaces token in query with n placeholders.
 func expand(query, token string, n int) string {

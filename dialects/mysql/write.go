@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -55,6 +56,30 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 	if len(m.Seqs) == 0 {
 		return 0, nil
 	}
+	// InnoDB's next-key locks on the secondary indexes can make the marks of
+	// relays owning interleaved seqs deadlock; the victim is rolled back
+	// whole, so running it again is safe (a mark is idempotent).
+	for attempt := 1; ; attempt++ {
+		n, err := d.mark1(ctx, db, m)
+		if err == nil || attempt == maxDeadlockRetries || !isDeadlock(err) || ctx.Err() != nil {
+			return n, err
+		}
+	}
+}
+
+// maxDeadlockRetries bounds the runs of a statement InnoDB chose as a
+// deadlock victim.
+const maxDeadlockRetries = 5
+
+// isDeadlock reports a deadlock victim (MySQL error 1213, SQLSTATE 40001)
+// or a lock wait timeout (1205).
+func isDeadlock(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Error 1213") || strings.Contains(s, "Error 1205")
+}
+
+// mark1 runs one attempt of Mark.
+func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
 	var q dialects.Execer = db
 	var tx *sql.Tx
 	if len(m.Unblock) > 0 || len(m.Seqs) > maxList {

@@ -34,11 +34,11 @@ type Dialect struct {
 	stmts      sqlkit.StmtCache      // the read and the mark, prepared once
 	sess       sessionSQL
 
-	partitionsQ, partitionsMeta, fillSelect, fillUpdate, dupKeys string
-	read, mark, markDelete, markUnblock, fail, failBlock         string
-	requeueIDs, requeueAggregate, requeueAll, requeueUnblock     string
-	skipIDs, skipAggregate, skipAll                              string
-	cleanup, tryLock, stats                                      string
+	partitionsQ, partitionsMeta, fillSelect, fillUpdate, dupKeys    string
+	read, readAhead, mark, markDelete, markUnblock, fail, failBlock string
+	requeueIDs, requeueAggregate, requeueAll, requeueUnblock        string
+	skipIDs, skipAggregate, skipAll                                 string
+	cleanup, tryLock, stats                                         string
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -99,6 +99,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.dupKeys = load("idempotency_duplicates.sql")
 	d.fillUpdate = load("fill_update.sql")
 	d.read = load("read.sql")
+	d.readAhead = load("read_ahead.sql")
 	d.mark = load("mark.sql")
 	d.markDelete = load("mark_delete.sql")
 	d.markUnblock = load("mark_unblock.sql")
@@ -294,11 +295,15 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return nil, nil
 	}
-	stmt, err := d.stmts.Stmt(ctx, db, d.read)
+	query, args := d.read, []any{jsonParts(req.Partitions), req.After, micros(sqlkit.UTC(req.Now)), req.Limit}
+	if req.After > 0 {
+		query, args = d.readAhead, append(args, readAheadWindow*req.Limit)
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: read: prepare: %w", err)
 	}
-	rows, err := stmt.QueryContext(ctx, jsonParts(req.Partitions), req.After, micros(sqlkit.UTC(req.Now)), req.Limit)
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
 	}
@@ -308,6 +313,9 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	}
 	return recs, nil
 }
+
+// readAheadWindow bounds a read ahead's look, in batches (read_ahead.sql).
+const readAheadWindow = 4
 
 // jsonParts renders partitions as a JSON array ("[0,5,7]"), bound as one
 // parameter and read with json_each.

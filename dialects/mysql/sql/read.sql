@@ -7,12 +7,8 @@
 -- and the rows of other relays' partitions it passes, not the backlog. The
 -- hint keeps the optimizer off the primary key (which also walks published
 -- rows). {{parts}} expands to one ? per partition.
--- A read ahead (after seq > 0, while the relay's previous batch is in
--- flight) leaves out every aggregate that still has a pending row at or
--- below that seq: such a row committed after the previous read (a lower
--- seq committing late) or is in flight, and a later row of its aggregate
--- must not go first. Reads from the start (after seq 0) need no such probe.
--- Args: partitions..., after seq, now, now, after seq, after seq, limit.
+-- A read ahead (after seq > 0) is read_ahead.sql.
+-- Args: partitions..., after seq (0), now, now, limit.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part
 FROM {{table}} o USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)
@@ -25,10 +21,5 @@ WHERE o.state = 0
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.`until` > ?)
   )
-  AND (? = 0 OR NOT EXISTS (
-      SELECT 1 FROM {{table}} e
-      WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
-        AND e.state = 0 AND e.seq <= ?
-  ))
 ORDER BY o.seq
 LIMIT ?

@@ -129,24 +129,51 @@ BEGIN
     PERFORM set_config('enable_sort', 'off', true);
     PERFORM set_config('enable_bitmapscan', 'off', true);
     PERFORM set_config('jit', 'off', true);
+    IF p_after = 0 THEN
+        RETURN QUERY
+        SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+               o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text
+        FROM {{table}} o
+        WHERE o.state = 0
+          AND o.part = ANY (v_parts)
+          AND o.next_attempt_at <= p_now
+          AND NOT EXISTS (
+              SELECT 1 FROM {{table}}_blocked b
+              WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
+                AND b.seq < o.seq AND (b.dead OR b.until > p_now)
+          )
+        ORDER BY o.seq
+        LIMIT p_limit;
+        RETURN;
+    END IF;
+    -- A read ahead looks at a window of 4 x p_limit candidates past
+    -- p_after only: when the batch in flight holds most aggregates, nearly
+    -- every candidate is left out, and an unbounded look would walk the
+    -- whole backlog to return nothing (2 and 4 relays drained 3-7x slower
+    -- than one that way). A short or empty result is followed by a read
+    -- from the start.
     RETURN QUERY
     SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
            o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text
-    FROM {{table}} o
-    WHERE o.state = 0
-      AND o.part = ANY (v_parts)
-      AND o.seq > p_after
-      AND o.next_attempt_at <= p_now
-      AND NOT EXISTS (
+    FROM (
+        SELECT w.* FROM {{table}} w
+        WHERE w.state = 0
+          AND w.part = ANY (v_parts)
+          AND w.seq > p_after
+          AND w.next_attempt_at <= p_now
+        ORDER BY w.seq
+        LIMIT 4 * p_limit
+    ) o
+    WHERE NOT EXISTS (
           SELECT 1 FROM {{table}}_blocked b
           WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
             AND b.seq < o.seq AND (b.dead OR b.until > p_now)
       )
-      AND (p_after = 0 OR NOT EXISTS (
+      AND NOT EXISTS (
           SELECT 1 FROM {{table}} e
           WHERE e.state = 0 AND e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
             AND e.seq <= p_after
-      ))
+      )
     ORDER BY o.seq
     LIMIT p_limit;
 END
