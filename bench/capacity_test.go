@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -131,8 +132,10 @@ func BenchmarkCapacity(b *testing.B) {
 					tr := newLatTracker()
 					cur.Store(tr)
 					r := capStep(b, ob, tr, f*before)
-					b.Logf("%s: offered %.0f/s (%.2f of baseline): reached %.0f/s, time-critical p50 %.2f ms, p99 %.2f ms (commit -> batch start p99 %.2f ms, batch start -> ack p99 %.2f ms), sustained %v",
-						dbName, r.offered, f, r.reached, ms(r.p50), ms(r.p99), ms(r.claimP99), ms(r.pubP99), r.ok)
+					b.Logf("%s: offered %.0f/s (%.2f of baseline): reached %.0f/s, time-critical p50 %.2f ms, p99 %.2f ms (commit -> batch start p99 %.2f ms, batch start -> ack p99 %.2f ms), sustained %v; "+
+						"time-critical from a read: %d of %d (p99 %.2f ms; handed over p99 %.2f ms); hand-over batches %d (%.1f rows each), read batches %d (%.1f rows each); cpu-busy %.2f, this process %.0f µs CPU per commit",
+						dbName, r.offered, f, r.reached, ms(r.p50), ms(r.p99), ms(r.claimP99), ms(r.pubP99), r.ok,
+						r.read, r.measured, ms(r.readP99), ms(r.handedP99), r.fastBatches, perRow(r.fastRows, r.fastBatches), r.scanBatches, perRow(r.scanRows, r.scanBatches), r.cpuBusy, r.selfUSPerCommit)
 					if r.ok && r.reached > best.reached {
 						best = r
 					}
@@ -174,6 +177,13 @@ func BenchmarkCapacity(b *testing.B) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+func perRow(rows, batches int64) float64 {
+	if batches == 0 {
+		return 0
+	}
+	return float64(rows) / float64(batches)
+}
+
 // capResult is one step of the capacity search.
 type capResult struct {
 	offered, reached float64
@@ -182,7 +192,17 @@ type capResult struct {
 	// started (the hand-over, or waiting behind the batch in flight), and
 	// batch start -> PubAck.
 	claimP99, pubP99 time.Duration
-	ok               bool
+	// Time-critical events the relay published from a read batch (not
+	// handed over), of all measured, and their p99; the p99 of the
+	// handed-over ones.
+	read, measured        int
+	readP99, handedP99    time.Duration
+	fastRows, fastBatches int64 // hand-over lane batches in the step
+	scanRows, scanBatches int64 // read lane batches in the step
+	// Busy fraction of all cores (the whole machine) and this process's
+	// CPU per commit, over the commit window.
+	cpuBusy, selfUSPerCommit float64
+	ok                       bool
 }
 
 // capHooks is latHooks for the tracker of the current step.
@@ -219,6 +239,8 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 	interval := time.Duration(float64(time.Second) / rate)
 	var last atomic.Int64 // ns since start of the last commit's return
 	var wg sync.WaitGroup
+	var cpu cpuMeter
+	cpu.start()
 	for w := 0; w < *capWriters; w++ {
 		wg.Add(1)
 		go func() {
@@ -270,10 +292,11 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 		}()
 	}
 	wg.Wait()
+	committed := next.Load() - int64(*capWriters) // each writer drew one ticket it did not use
+	cpu.stop(int(max(committed, 1)))
 	if p := failed.Load(); p != nil {
 		b.Fatalf("capacity: commit: %v", *p)
 	}
-	committed := next.Load() - int64(*capWriters) // each writer drew one ticket it did not use
 	window := max(time.Duration(last.Load()), *capWindow)
 	want := tr.committed()
 	for until := time.Now().Add(60 * time.Second); tr.n.Load() < want; time.Sleep(2 * time.Millisecond) {
@@ -281,7 +304,7 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 			b.Fatalf("capacity: %d of %d time-critical events received after 60s", tr.n.Load(), want)
 		}
 	}
-	var lat, claim, pubd []time.Duration
+	var lat, claim, pubd, readLat, handedLat []time.Duration
 	tr.mu.Lock()
 	for _, e := range tr.ev {
 		if c, r := e.commit.Load(), e.recv.Load(); c != 0 && r != 0 {
@@ -289,6 +312,11 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 			if cl, a := e.claimed.Load(), e.ack.Load(); cl != 0 && a != 0 {
 				claim = append(claim, time.Duration(cl-c))
 				pubd = append(pubd, time.Duration(a-cl))
+				if e.read.Load() {
+					readLat = append(readLat, time.Duration(r-c))
+				} else {
+					handedLat = append(handedLat, time.Duration(r-c))
+				}
 			}
 		}
 	}
@@ -304,7 +332,13 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 		return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)]
 	}
 	r := capResult{offered: rate, reached: float64(committed) / window.Seconds(), p50: q(lat, 0.5), p99: q(lat, 0.99),
-		claimP99: q(claim, 0.99), pubP99: q(pubd, 0.99)}
+		claimP99: q(claim, 0.99), pubP99: q(pubd, 0.99),
+		read: len(readLat), measured: len(lat), readP99: q(readLat, 0.99), handedP99: q(handedLat, 0.99),
+		fastRows: tr.fastRows.Load(), fastBatches: tr.fastBatches.Load(), scanRows: tr.scanRows.Load(), scanBatches: tr.scanBatches.Load()}
+	if cpu.ok && cpu.wall > 0 {
+		r.cpuBusy = cpu.busy.Seconds() / (cpu.wall.Seconds() * float64(runtime.NumCPU()))
+		r.selfUSPerCommit = float64(cpu.self.Microseconds()) / float64(cpu.events)
+	}
 	r.ok = r.reached >= 0.95*rate && r.p99 <= capP99
 	return r
 }

@@ -3,6 +3,9 @@ package bench
 import (
 	"context"
 	"flag"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +27,7 @@ var (
 	idleDuration = flag.Duration("idle.duration", 65*time.Second,
 		"window BenchmarkIdle counts statements over with the default config (at least two 30 s polls; the 100 ms poller uses min(this, 10s))")
 	idleWarmup = flag.Duration("idle.warmup", time.Second, "time BenchmarkIdle lets a relay run its start-up cycle and cleanup before counting")
+	idleTrace  = flag.Bool("idle.trace", false, "BenchmarkIdle logs (with -v) each statement of the counted window, with its time into the window")
 )
 
 // BenchmarkIdle counts the statements (and BEGIN/COMMIT/ROLLBACK) an idle
@@ -59,6 +63,21 @@ func BenchmarkIdle(b *testing.B) {
 				b.Fatal(err)
 			}
 			counter := &sqlcount.Counter{}
+			var trace struct {
+				sync.Mutex
+				start time.Time // zero: not in a counted window
+				lines []string
+			}
+			if *idleTrace {
+				counter.BeforeStatement = func(q string) {
+					trace.Lock()
+					defer trace.Unlock()
+					if !trace.start.IsZero() {
+						q = strings.Join(strings.Fields(q), " ")
+						trace.lines = append(trace.lines, fmt.Sprintf("%7.3fs %.100s", time.Since(trace.start).Seconds(), q))
+					}
+				}
+			}
 			db, err := sqlcount.Open(driver, dsn, counter)
 			if err != nil {
 				b.Fatal(err)
@@ -104,9 +123,20 @@ func BenchmarkIdle(b *testing.B) {
 						// Measurement windows, not synchronisation: the
 						// relay runs on its own clock.
 						time.Sleep(*idleWarmup)
+						trace.Lock()
+						trace.start, trace.lines = time.Now(), nil
 						start := counter.Total()
+						trace.Unlock()
 						time.Sleep(c.window)
+						trace.Lock()
 						end := counter.Total()
+						lines := trace.lines
+						trace.start = time.Time{}
+						trace.Unlock()
+						if *idleTrace {
+							b.Logf("%d statements and transaction commands in the window; statements (BEGIN/COMMIT not listed):\n%s",
+								end-start, strings.Join(lines, "\n"))
+						}
 						cancel()
 						if err := <-done; err != nil {
 							b.Fatal(err)

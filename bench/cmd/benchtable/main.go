@@ -197,6 +197,7 @@ func writeRatios(w io.Writer, results []*result) {
 		ratio{label: "Watermill forwarder (default 1 s poll) p50 / jitoutbox time-critical p50, PostgreSQL light", num: "BenchmarkWatermillLatency/postgres/poll-1s/light", numUnit: "p50-ms", den: "BenchmarkLatency/postgres/critical/light", denUnit: "p50-ms"},
 		ratio{label: "Watermill forwarder (100 ms poll) p50 / jitoutbox time-critical p50, PostgreSQL light", num: "BenchmarkWatermillLatency/postgres/poll-100ms/light", numUnit: "p50-ms", den: "BenchmarkLatency/postgres/critical/light", denUnit: "p50-ms"},
 		ratio{label: "drain to JetStream, PostgreSQL: best jitoutbox / Watermill forwarder", num: "BenchmarkDrain/postgres/jetstream/*", numUnit: "events/s", den: "BenchmarkWatermillDrain/postgres/jetstream", denUnit: "events/s", atLeast: 10},
+		ratio{label: "drain to JetStream, PostgreSQL: one relay (BenchmarkDrainScaling, best mode) / Watermill forwarder", num: "BenchmarkDrainScaling/postgres/*", numUnit: "relays1-events/s", den: "BenchmarkWatermillDrain/postgres/jetstream", denUnit: "events/s", atLeast: 10},
 	)
 	for _, r := range ratios {
 		n, nn, ok1 := pick(results, r.num, r.numUnit)
@@ -211,7 +212,7 @@ func writeRatios(w io.Writer, results []*result) {
 		}
 		label := r.label
 		if strings.HasSuffix(r.num, "*") {
-			label += " (" + strings.TrimPrefix(nn, "BenchmarkDrain/") + ")"
+			label += " (" + nn[strings.IndexByte(nn, '/')+1:] + ")"
 		}
 		fmt.Fprintf(w, "| %s | %sx | %s | %s |\n", label, format(n/d), tgt, met)
 	}
@@ -241,16 +242,17 @@ func writeRatios(w io.Writer, results []*result) {
 		{label: "PostgreSQL CPU ceiling: cores / (bare claim+mark + bare JetStream publish CPU per event), best row (events/s)", name: "BenchmarkDrainVsLimit/postgres/*", unit: "ceiling-events/s"},
 		{label: "PostgreSQL drain / CPU ceiling, best row", name: "BenchmarkDrainVsLimit/postgres/*", unit: "drain/ceiling"},
 		{label: "PostgreSQL bare serial loop (claim 500 FOR UPDATE SKIP LOCKED, async publish, await acks, mark, COMMIT), best row (events/s)", name: "BenchmarkDrainVsLimit/postgres/*", unit: "serial-events/s"},
-		{label: "PostgreSQL leased serial loop (the same with the dialect's claim: lease + per-aggregate hold-back), best row (events/s)", name: "BenchmarkDrainVsLimit/postgres/*", unit: "leased-events/s"},
-		{label: "PostgreSQL leased / bare serial loop (what the lease and hold-back cost), best row", name: "BenchmarkDrainVsLimit/postgres/*", unit: "leased/serial"},
-		{label: "PostgreSQL drain / leased serial loop (what the relay and publisher add), best row", name: "BenchmarkDrainVsLimit/postgres/*", unit: "drain/leased"},
+		{label: "PostgreSQL partition serial loop (the dialect's session, Read of the owned partitions and fenced Mark, no relay code), best row (events/s)", name: "BenchmarkDrainVsLimit/postgres/*", unit: "part-events/s"},
+		{label: "PostgreSQL partition / bare serial loop (what the database side of the guarantees costs), best row", name: "BenchmarkDrainVsLimit/postgres/*", unit: "part/serial"},
+		{label: "PostgreSQL drain / partition serial loop (what the relay and publisher add), best row", name: "BenchmarkDrainVsLimit/postgres/*", unit: "drain/part"},
 		{label: "MariaDB bare serial loop, best row (events/s)", name: "BenchmarkDrainVsLimit/mysql/*", unit: "serial-events/s"},
-		{label: "MariaDB leased serial loop, best row (events/s)", name: "BenchmarkDrainVsLimit/mysql/*", unit: "leased-events/s"},
-		{label: "MariaDB leased / bare serial loop, best row", name: "BenchmarkDrainVsLimit/mysql/*", unit: "leased/serial"},
-		{label: "MariaDB drain / leased serial loop, best row", name: "BenchmarkDrainVsLimit/mysql/*", unit: "drain/leased"},
+		{label: "MariaDB partition serial loop, best row (events/s)", name: "BenchmarkDrainVsLimit/mysql/*", unit: "part-events/s"},
+		{label: "MariaDB partition / bare serial loop, best row", name: "BenchmarkDrainVsLimit/mysql/*", unit: "part/serial"},
+		{label: "MariaDB drain / partition serial loop, best row", name: "BenchmarkDrainVsLimit/mysql/*", unit: "drain/part"},
 		{label: "MariaDB CPU ceiling, best row (events/s)", name: "BenchmarkDrainVsLimit/mysql/*", unit: "ceiling-events/s"},
 		{label: "MariaDB drain / CPU ceiling, best row", name: "BenchmarkDrainVsLimit/mysql/*", unit: "drain/ceiling"},
 	}
+	checks = append(checks, partitionChecks()...)
 	for _, c := range checks {
 		v, name, ok := pick(results, c.name, c.unit)
 		if !ok {
@@ -270,6 +272,46 @@ func writeRatios(w io.Writer, results []*result) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", label, format(v), tgt, met)
 	}
+}
+
+// partitionChecks are the targets of the partitions issue (13):
+// BenchmarkDrainScaling's ratios, the time-critical latency at light and
+// heavy load, failover, and capacity.
+func partitionChecks() []check {
+	var cs []check
+	for _, db := range []struct{ name, label string }{{"postgres", "PostgreSQL"}, {"mysql", "MariaDB"}} {
+		for _, mode := range []string{"update", "delete"} {
+			n := "BenchmarkDrainScaling/" + db.name + "/" + mode
+			cs = append(cs,
+				check{label: fmt.Sprintf("%s %s: drain, 1 relay / bare serial loop", db.label, mode), name: n, unit: "drain1/serial", atLeast: 1.0},
+				check{label: fmt.Sprintf("%s %s: drain, 2 relays / 1 relay", db.label, mode), name: n, unit: "drain2/drain1", atLeast: 1.2},
+				check{label: fmt.Sprintf("%s %s: drain, 4 relays / 1 relay", db.label, mode), name: n, unit: "drain4/drain1", atLeast: 1.0},
+			)
+		}
+	}
+	for _, db := range []struct {
+		name, label        string
+		p50, p99, heavyP99 float64
+	}{
+		{"postgres", "PostgreSQL (lib/pq)", 0.3, 0.6, 10},
+		{"postgres-pgx", "PostgreSQL (pgx)", 0.3, 0.6, 10},
+		{"mysql", "MariaDB", 0.5, 1.5, 20},
+		{"sqlite", "SQLite", 0.5, 1.5, 50},
+	} {
+		base := "BenchmarkLatency/" + db.name + "/critical/"
+		cs = append(cs,
+			check{label: db.label + " time-critical p50, light (issue 13)", name: base + "light", unit: "p50-ms", atMost: db.p50},
+			check{label: db.label + " time-critical p99, light (issue 13)", name: base + "light", unit: "p99-ms", atMost: db.p99},
+			check{label: db.label + " time-critical p99, heavy", name: base + "heavy", unit: "p99-ms", atMost: db.heavyP99},
+		)
+	}
+	for _, db := range []struct{ name, label string }{{"postgres", "PostgreSQL"}, {"mysql", "MariaDB"}} {
+		cs = append(cs, check{label: db.label + " failover after SIGKILL, p50 (ms)", name: "BenchmarkFailover/" + db.name, unit: "failover-p50-ms", atMost: 1000})
+	}
+	for _, db := range []struct{ name, label string }{{"postgres", "PostgreSQL"}, {"mysql", "MariaDB"}, {"sqlite", "SQLite"}} {
+		cs = append(cs, check{label: db.label + " capacity / baseline (time-critical p99 <= 10 ms)", name: "BenchmarkCapacity/" + db.name, unit: "capacity/baseline", atLeast: 0.8})
+	}
+	return cs
 }
 
 func yes(b bool) string {
