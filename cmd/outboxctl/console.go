@@ -141,6 +141,9 @@ func (c *console) guard(next http.Handler) http.Handler {
 			c.fail(w, r, http.StatusForbidden, "this console answers only to localhost: start it with -token to use it from elsewhere")
 			return
 		}
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
+		}
 		if r.URL.Path == "/login" || r.URL.Path == "/static/console.css" {
 			next.ServeHTTP(w, r)
 			return
@@ -154,7 +157,6 @@ func (c *console) guard(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost {
-			r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
 			if err := c.checkPost(r); err != nil {
 				c.fail(w, r, http.StatusForbidden, err.Error())
 				return
@@ -231,7 +233,8 @@ type view struct {
 	Path     string
 	Table    string
 	Dialect  string
-	Refresh  int // seconds; 0: no refresh
+	Refresh  int    // seconds; 0: no refresh
+	Reload   string // the page to refresh to: this one without its message
 	CSRF     string
 	ReadOnly bool
 	Authed   bool // a token is in use and this browser is logged in
@@ -252,6 +255,11 @@ func (c *console) render(w http.ResponseWriter, r *http.Request, status int, pag
 		Now: time.Now(), Data: data}
 	if page != "login" && page != "error" {
 		v.Refresh = int(c.opts.refresh.Round(time.Second) / time.Second)
+		u := *r.URL
+		q := u.Query()
+		q.Del("msg")
+		u.RawQuery = q.Encode()
+		v.Reload = u.RequestURI()
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", v); err != nil {

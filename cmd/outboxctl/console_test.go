@@ -163,7 +163,7 @@ func TestConsolePages(t *testing.T) {
 		for path, wants := range map[string][]string{
 			"/": {`id="pending"`, "Backlog (pending)", `<div class="value">4</div>`, "Dead letters", `<div class="value">2</div>`,
 				"Oldest pending age", "Published, kept", `data-aggregate="order/a"`, `data-aggregate="order/c"`,
-				"backing-off", "broker down", f.heads["a"], f.heads["b"], `<meta http-equiv="refresh" content="5">`,
+				"backing-off", "broker down", f.heads["a"], f.heads["b"], `<meta http-equiv="refresh" content="5; url=/">`,
 				`name="csrf" value="` + c.csrf + `"`, `data-act="requeue:all"`, `data-act="skip:aggregate:order/a"`},
 			"/blocked": {"order/a", "order/b", "order/c", "retries by itself", "poison &lt;b&gt;a&lt;/b&gt;"},
 			"/dead":    {f.heads["a"], f.heads["b"], `data-act="requeue:id:` + f.heads["b"] + `"`},
@@ -215,7 +215,7 @@ func TestConsolePages(t *testing.T) {
 func TestConsoleActions(t *testing.T) {
 	consoleTargets(t, func(t *testing.T, tgt testdb.Target) {
 		f := newFixture(t, tgt)
-		c := f.console(t, consoleOptions{})
+		c := f.console(t, consoleOptions{refresh: 5 * time.Second})
 		srv := httptest.NewServer(c.handler())
 		defer srv.Close()
 		in := f.d.(dialects.Inspector)
@@ -260,7 +260,8 @@ func TestConsoleActions(t *testing.T) {
 		if state(f.heads["a"]) != dialects.StatePending {
 			t.Fatal("requeued event is not pending")
 		}
-		if _, body, _ := get(t, srv.URL, h.Get("Location")); !strings.Contains(body, "requeued 1 dead event") || !strings.Contains(body, `id="state">pending`) {
+		if _, body, _ := get(t, srv.URL, h.Get("Location")); !strings.Contains(body, "requeued 1 dead event") || !strings.Contains(body, `id="state">pending`) ||
+			!strings.Contains(body, `content="5; url=/events/`+f.heads["a"]+`"`) {
 			t.Fatalf("the event page after requeue lacks the message or the state:\n%s", body)
 		}
 		// Skip b by aggregate: its head stays dead, its later event flows.
