@@ -251,13 +251,14 @@ func (c *console) render(w http.ResponseWriter, r *http.Request, status int, pag
 		return
 	}
 	v := view{Title: title, Path: r.URL.Path, Table: c.d.Table(), Dialect: c.d.Name(), CSRF: c.csrf,
-		ReadOnly: c.opts.readOnly, Authed: c.opts.token != "" && c.authorized(r), Msg: r.URL.Query().Get("msg"),
+		ReadOnly: c.opts.readOnly, Authed: c.opts.token != "" && c.authorized(r), Msg: doneMessage(r.URL.Query()),
 		Now: time.Now(), Data: data}
 	if page != "login" && page != "error" {
 		v.Refresh = int(c.opts.refresh.Round(time.Second) / time.Second)
 		u := *r.URL
 		q := u.Query()
-		q.Del("msg")
+		q.Del("done")
+		q.Del("n")
 		u.RawQuery = q.Encode()
 		v.Reload = u.RequestURI()
 	}

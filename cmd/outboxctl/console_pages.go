@@ -256,14 +256,11 @@ func (c *console) action(verb string) http.HandlerFunc {
 		var (
 			n   int64
 			err error
-			msg string
 		)
 		if verb == "requeue" {
 			n, err = c.d.Requeue(r.Context(), c.db, f, time.Now())
-			msg = fmt.Sprintf("requeued %s: each is published first, then its aggregate's later events", plural(int(n), "dead event"))
 		} else {
 			n, err = c.d.Skip(r.Context(), c.db, f)
-			msg = fmt.Sprintf("skipped %s: they stay dead, their aggregates' later events flow", plural(int(n), "dead event"))
 		}
 		if errors.Is(err, dialects.ErrInvalidRequeueFilter) {
 			c.fail(w, r, http.StatusBadRequest, verb+" needs one event id, one aggregate or all: "+err.Error())
@@ -275,20 +272,39 @@ func (c *console) action(verb string) http.HandlerFunc {
 		}
 		c.log.Info("console: "+verb, "events", n, "ids", len(f.IDs), "aggregate_type", f.AggregateType,
 			"aggregate_id", f.AggregateID, "all", f.All, "remote", r.RemoteAddr)
-		http.Redirect(w, r, backTo(r.PostFormValue("back"), msg), http.StatusSeeOther)
+		http.Redirect(w, r, backTo(r.PostFormValue("back"), verb, n), http.StatusSeeOther)
 	}
 }
 
-// backTo returns a local path to redirect to with msg in its query; a
-// value that is not a path of this console becomes "/".
-func backTo(back, msg string) string {
+// backTo returns a local path to redirect to, with the action done and its
+// count in the query (the page words the message: a link cannot make the
+// console say anything else); a value that is not a path of this console
+// becomes "/".
+func backTo(back, verb string, n int64) string {
 	u, err := url.Parse(back)
 	if err != nil || !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.HasPrefix(back, "/\\") ||
 		u.Scheme != "" || u.Host != "" {
 		u = &url.URL{Path: "/"}
 	}
 	q := u.Query()
-	q.Set("msg", msg)
+	q.Set("done", verb)
+	q.Set("n", strconv.FormatInt(n, 10))
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// doneMessage words the result of the action named by a page's query
+// ("done" and "n", set by backTo); "" for none.
+func doneMessage(q url.Values) string {
+	n, err := strconv.ParseInt(q.Get("n"), 10, 64)
+	if err != nil || n < 0 {
+		return ""
+	}
+	switch q.Get("done") {
+	case "requeue":
+		return fmt.Sprintf("requeued %s: each is published first, then its aggregate's later events", plural(int(n), "dead event"))
+	case "skip":
+		return fmt.Sprintf("skipped %s: they stay dead, their aggregates' later events flow", plural(int(n), "dead event"))
+	}
+	return ""
 }

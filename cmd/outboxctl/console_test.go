@@ -200,6 +200,9 @@ func TestConsolePages(t *testing.T) {
 		if code, _, _ := get(t, srv.URL, "/events/00000000-0000-7000-8000-000000000000"); code != http.StatusNotFound {
 			t.Errorf("unknown event = %d, want 404", code)
 		}
+		if _, body, _ := get(t, srv.URL, "/?msg=all+good&done=hacked&n=1"); strings.Contains(body, "all good") || strings.Contains(body, "hacked") || strings.Contains(body, `class="msg"`) {
+			t.Error("a link made the console show a message of its choosing")
+		}
 		if code, _, _ := get(t, srv.URL, "/dead?aggregate_type=order"); code != http.StatusBadRequest {
 			t.Errorf("half an aggregate = %d, want 400", code)
 		}
@@ -254,7 +257,7 @@ func TestConsoleActions(t *testing.T) {
 
 		// Requeue a's head: it goes back to pending and is read before a's later event.
 		code, _, h := post(t, srv.URL, "/requeue", url.Values{csrfField: {c.csrf}, "id": {f.heads["a"]}, "back": {"/events/" + f.heads["a"]}})
-		if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/events/"+f.heads["a"]+"?msg=requeued+1+dead+event") {
+		if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/events/"+f.heads["a"]+"?done=requeue&n=1") {
 			t.Fatalf("requeue = %d, Location %q", code, h.Get("Location"))
 		}
 		if state(f.heads["a"]) != dialects.StatePending {
@@ -266,7 +269,7 @@ func TestConsoleActions(t *testing.T) {
 		}
 		// Skip b by aggregate: its head stays dead, its later event flows.
 		code, _, h = post(t, srv.URL, "/skip", url.Values{csrfField: {c.csrf}, "aggregate_type": {"order"}, "aggregate_id": {"b"}, "back": {"//evil.example/"}})
-		if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/?msg=skipped+1+dead+event") {
+		if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/?done=skip&n=1") {
 			t.Fatalf("skip = %d, Location %q (a foreign back must become /)", code, h.Get("Location"))
 		}
 		if state(f.heads["b"]) != dialects.StateDead {
@@ -277,7 +280,7 @@ func TestConsoleActions(t *testing.T) {
 		}
 		// Nothing dead is blocking now; requeue all requeues b's skipped head.
 		if code, _, h = post(t, srv.URL, "/requeue", url.Values{csrfField: {c.csrf}, "all": {"1"}, "back": {"/dead"}}); code != http.StatusSeeOther ||
-			!strings.Contains(h.Get("Location"), "requeued+1+dead+event") {
+			!strings.Contains(h.Get("Location"), "done=requeue&n=1") {
 			t.Fatalf("requeue all = %d %q", code, h.Get("Location"))
 		}
 		if state(f.heads["b"]) != dialects.StatePending {
