@@ -3,7 +3,8 @@
 //
 //	outboxctl [-dialect D] [-dsn DSN] [-table T] [--json] <command> [flags]
 //
-// Commands: migrate, status, list, show, requeue, purge. Run
+// Commands: migrate, status, list, show, requeue, skip, purge, serve (a web
+// console on 127.0.0.1:8080 by default). Run
 // "outboxctl help" for their flags. The DSN may also come from
 // JITOUTBOX_DSN or JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN; it is never printed.
 package main
@@ -13,10 +14,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {

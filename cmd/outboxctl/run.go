@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -60,9 +61,18 @@ func (g *globals) register(fs *flag.FlagSet) {
 type env struct {
 	g      *globals
 	stdout io.Writer
+	stderr io.Writer // logs (serve)
+	getenv func(string) string
+	// redact hides the DSN and its password in an error's text.
+	redact func(error) error
 	db     *sql.DB
 	d      dialects.Dialect
 	in     dialects.Inspector
+}
+
+// logger returns the logger of long-running commands: text to stderr.
+func (e *env) logger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(e.stderr, nil))
 }
 
 // run is main without the process: it parses args, runs one command and
@@ -113,7 +123,8 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	if err != nil {
 		return err
 	}
-	e := &env{g: g, stdout: stdout}
+	e := &env{g: g, stdout: stdout, stderr: stderr, getenv: getenv,
+		redact: func(err error) error { return redact(err, dsn) }}
 	if e.d, err = newDialect(dialect, g.table); err != nil {
 		return err
 	}
@@ -191,6 +202,8 @@ func lookup(name string) (command, bool) {
 		return command{flags: skipFlags}, true
 	case "purge":
 		return command{flags: purgeFlags}, true
+	case "serve":
+		return command{flags: serveFlags}, true
 	}
 	return command{}, false
 }

@@ -1,0 +1,287 @@
+package main
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// assets are the console's templates and stylesheet, embedded in the binary.
+//
+//go:embed console
+var assets embed.FS
+
+// Names of the console's cookie and form fields.
+const (
+	// sessionCookie holds the session proof a browser gets after it logs in
+	// with the token.
+	sessionCookie = "outboxctl_session"
+	// csrfField is the form field every POST must carry.
+	csrfField = "csrf"
+)
+
+// console is the web console of one outbox table: outboxctl serve.
+//
+// Access: with a token, every request must carry "Authorization: Bearer
+// <token>" or the session cookie that the login form (POST /login with the
+// token) sets; the cookie's value is derived from a per-process secret, so
+// a restart logs every browser out. Without a token the console answers
+// only on a loopback address, and only to requests whose Host is a loopback
+// name (a DNS-rebinding page cannot reach it).
+//
+// Actions (POST /requeue, POST /skip) carry a CSRF token: a value derived
+// from the same per-process secret, written into every form (synchronizer
+// token). A POST without it, or from another Origin, is refused with 403.
+type console struct {
+	db     *sql.DB
+	d      dialects.Dialect
+	in     dialects.Inspector
+	opts   consoleOptions
+	log    *slog.Logger
+	redact func(error) error
+
+	csrf    string // the CSRF token of this process
+	session string // the session cookie's value of this process
+	pages   map[string]*template.Template
+}
+
+// newConsole builds the console on e's database and dialect.
+func newConsole(e *env, o consoleOptions) (*console, error) {
+	in, err := e.inspector()
+	if err != nil {
+		return nil, err
+	}
+	var secret [32]byte
+	if _, err := rand.Read(secret[:]); err != nil {
+		return nil, fmt.Errorf("console secret: %w", err)
+	}
+	c := &console{db: e.db, d: e.d, in: in, opts: o, log: e.logger(), redact: e.redact,
+		csrf: derive(secret[:], "csrf"), session: derive(secret[:], "session")}
+	if c.redact == nil {
+		c.redact = func(err error) error { return err }
+	}
+	if c.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// derive returns HMAC-SHA256(secret, purpose) in hex.
+func derive(secret []byte, purpose string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(purpose))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// parsePages parses each page template with the shared layout.
+func parsePages() (map[string]*template.Template, error) {
+	base, err := template.New("layout.html").Funcs(templateFuncs).ParseFS(assets, "console/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("console templates: %w", err)
+	}
+	names, err := fs.Glob(assets, "console/page_*.html")
+	if err != nil {
+		return nil, fmt.Errorf("console templates: %w", err)
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		t, err := template.Must(base.Clone()).ParseFS(assets, n)
+		if err != nil {
+			return nil, fmt.Errorf("console templates: %w", err)
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(n, "console/page_"), ".html")
+		pages[name] = t
+	}
+	return pages, nil
+}
+
+// handler routes the console's pages behind its guards.
+func (c *console) handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(assets, "console")
+	mux.Handle("GET /static/console.css", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", c.overview)
+	mux.HandleFunc("GET /partitions", c.partitions)
+	mux.HandleFunc("GET /blocked", c.blocked)
+	mux.HandleFunc("GET /dead", c.dead)
+	mux.HandleFunc("GET /events/{id}", c.event)
+	mux.HandleFunc("POST /requeue", c.action("requeue"))
+	mux.HandleFunc("POST /skip", c.action("skip"))
+	mux.HandleFunc("GET /login", c.loginPage)
+	mux.HandleFunc("POST /login", c.login)
+	return c.guard(mux)
+}
+
+// guard sets the security headers and checks the Host, the token and, for
+// every POST, the CSRF token.
+func (c *console) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		if c.opts.token == "" && !isLoopback(hostOnly(r.Host)) {
+			c.fail(w, r, http.StatusForbidden, "this console answers only to localhost: start it with -token to use it from elsewhere")
+			return
+		}
+		if r.Method == http.MethodPost {
+			r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
+		}
+		if r.URL.Path == "/login" || r.URL.Path == "/static/console.css" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !c.authorized(r) {
+			if r.Method == http.MethodGet {
+				c.render(w, r, http.StatusUnauthorized, "login", "Log in", nil)
+				return
+			}
+			c.fail(w, r, http.StatusUnauthorized, "a valid token is required")
+			return
+		}
+		if r.Method == http.MethodPost {
+			if err := c.checkPost(r); err != nil {
+				c.fail(w, r, http.StatusForbidden, err.Error())
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized reports whether r may use the console.
+func (c *console) authorized(r *http.Request) bool {
+	if c.opts.token == "" {
+		return true
+	}
+	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return hmac.Equal([]byte(bearer), []byte(c.opts.token))
+	}
+	if ck, err := r.Cookie(sessionCookie); err == nil {
+		return hmac.Equal([]byte(ck.Value), []byte(c.session))
+	}
+	return false
+}
+
+// checkPost refuses a POST from another origin or without the CSRF token.
+func (c *console) checkPost(r *http.Request) error {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			return fmt.Errorf("cross-origin request refused (Origin %q)", o)
+		}
+	}
+	if !hmac.Equal([]byte(r.PostFormValue(csrfField)), []byte(c.csrf)) {
+		return fmt.Errorf("missing or wrong CSRF token: reload the page and try again")
+	}
+	return nil
+}
+
+// hostOnly returns the host of a Host header without its port.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// loginPage shows the token form.
+func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
+	if c.authorized(r) {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	c.render(w, r, http.StatusOK, "login", "Log in", nil)
+}
+
+// login checks the token and sets the session cookie.
+func (c *console) login(w http.ResponseWriter, r *http.Request) {
+	if c.opts.token == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if !hmac.Equal([]byte(r.PostFormValue("token")), []byte(c.opts.token)) {
+		c.log.Warn("console login refused: wrong token", "remote", r.RemoteAddr)
+		c.render(w, r, http.StatusUnauthorized, "login", "Log in", "wrong token")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: c.session, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// view is what every page template receives.
+type view struct {
+	Title    string
+	Path     string
+	Table    string
+	Dialect  string
+	Refresh  int    // seconds; 0: no refresh
+	Reload   string // the page to refresh to: this one without its message
+	CSRF     string
+	ReadOnly bool
+	Authed   bool // a token is in use and this browser is logged in
+	Msg      string
+	Now      time.Time
+	Data     any
+}
+
+// render executes a page into a buffer, then writes it with status.
+func (c *console) render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
+	t, ok := c.pages[page]
+	if !ok {
+		http.Error(w, "no such page", http.StatusInternalServerError)
+		return
+	}
+	v := view{Title: title, Path: r.URL.Path, Table: c.d.Table(), Dialect: c.d.Name(), CSRF: c.csrf,
+		ReadOnly: c.opts.readOnly, Authed: c.opts.token != "" && c.authorized(r), Msg: doneMessage(r.URL.Query()),
+		Now: time.Now(), Data: data}
+	if page != "login" && page != "error" {
+		v.Refresh = int(c.opts.refresh.Round(time.Second) / time.Second)
+		u := *r.URL
+		q := u.Query()
+		q.Del("done")
+		q.Del("n")
+		u.RawQuery = q.Encode()
+		v.Reload = u.RequestURI()
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", v); err != nil {
+		c.log.Error("console: render page", "page", page, "err", err)
+		http.Error(w, "cannot render the page: see the console's log", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes()) // the client left: nothing to do
+
+}
+
+// fail answers with an error page.
+func (c *console) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	c.render(w, r, status, "error", http.StatusText(status), msg)
+}
+
+// dbFail logs a database error and answers 500 with its (redacted) text.
+func (c *console) dbFail(w http.ResponseWriter, r *http.Request, what string, err error) {
+	err = c.redact(fmt.Errorf("%s: %w", what, err))
+	c.log.Error("console: "+what, "path", r.URL.Path, "err", err)
+	c.fail(w, r, http.StatusInternalServerError, err.Error())
+}
