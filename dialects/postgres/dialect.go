@@ -387,7 +387,7 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 	var n int64
 	if err := stmt.QueryRowContext(ctx, m.Token, intArray(m.Seqs), unblock, at).Scan(&n); err != nil {
 		if ctx.Err() == nil {
-			d.stmts.Forget(d.mark) // e.g. the function was dropped and created again
+			d.stmts.Forget(db, d.mark) // e.g. the function was dropped and created again
 		}
 		return 0, fmt.Errorf("jitoutbox/postgres: mark: %w", err)
 	}
