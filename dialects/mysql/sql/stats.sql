@@ -15,7 +15,7 @@ SELECT
     (SELECT COUNT(*) FROM {{table}} WHERE state = 0),
     (SELECT MIN(created_at) FROM {{table}} WHERE state = 0),
     (SELECT COUNT(*) FROM {{table}} WHERE state = 2),
-    (SELECT COUNT(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 LIMIT ?) k),
+    (SELECT COUNT(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT ?) k),
     (SELECT seq FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT published_at FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT MAX(seq) FROM {{table}}),

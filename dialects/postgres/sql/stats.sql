@@ -13,7 +13,7 @@
 -- the plan.
 SELECT p.n, p.oldest,
     (SELECT count(*) FROM {{table}} WHERE state = 2),
-    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 LIMIT $1) k),
+    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT $1) k),
     o.seq, o.published_at,
     (SELECT max(seq) FROM {{table}}),
     (SELECT count(*) FROM {{table}}_blocked WHERE dead),

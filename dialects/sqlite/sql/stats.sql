@@ -15,7 +15,7 @@ SELECT
     (SELECT count(*) FROM {{table}} WHERE state = 0),
     (SELECT min(created_at) FROM {{table}} WHERE state = 0),
     (SELECT count(*) FROM {{table}} WHERE state = 2),
-    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 LIMIT ?1)),
+    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT ?1)),
     (SELECT seq FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT published_at FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT max(seq) FROM {{table}}),
