@@ -110,14 +110,14 @@ func (r *Relay) Stats(ctx context.Context) (Stats, error) {
 		BlockedDead:            ds.BlockedDead,
 		BlockedRetry:           ds.BlockedRetry,
 		CleanupFailures:        r.c.cleanupFailures.Load(),
-		Published:     r.c.published.Load(),
-		Retried:       r.c.retried.Load(),
-		DeadLettered:  r.c.dead.Load(),
-		Released:      r.c.released.Load(),
-		Cycles:        r.c.cycles.Load(),
-		Claims:        r.c.claims.Load(),
-		Critical:      summary(&r.c.critical),
-		Ordinary:      summary(&r.c.ordinary),
+		Published:              r.c.published.Load(),
+		Retried:                r.c.retried.Load(),
+		DeadLettered:           r.c.dead.Load(),
+		Released:               r.c.released.Load(),
+		Cycles:                 r.c.cycles.Load(),
+		Claims:                 r.c.claims.Load(),
+		Critical:               summary(&r.c.critical),
+		Ordinary:               summary(&r.c.ordinary),
 	}
 	if !ds.OldestPending.IsZero() {
 		s.OldestPendingAge = max(now.Sub(ds.OldestPending), 0)
