@@ -130,16 +130,39 @@ type RequeueFilter struct {
 	All           bool
 }
 
-// Stats is a snapshot of the table.
+// StatsExactPublished is the most published rows Dialect.Stats counts one
+// by one; above it, Stats.Published is an estimate.
+const StatsExactPublished = 10000
+
+// Stats is a snapshot of the table. Reading it costs time bounded by the
+// pending and dead rows and the blocked aggregates (each read through an
+// index or a small table), not by the published rows kept for Retention.
 type Stats struct {
 	// Pending counts rows not yet published (including leased and backing off).
 	Pending int64
 	// Dead counts dead-lettered rows.
 	Dead int64
-	// Published counts published rows still in the table.
+	// Published counts published rows still in the table (awaiting
+	// cleanup): exactly up to StatsExactPublished; above it an estimate
+	// (PublishedEstimated) from the span of seqs between the oldest kept
+	// published row and the newest row, less the pending and dead ones. A
+	// seq lost to a rolled-back insert or a row deleted out of order makes
+	// the estimate high.
 	Published int64
+	// PublishedEstimated reports that Published is an estimate.
+	PublishedEstimated bool
 	// OldestPending is the CreatedAt of the oldest pending row; zero if none.
 	OldestPending time.Time
+	// OldestPublished is the PublishedAt of the oldest published row still
+	// in the table; zero if none. Cleanup is behind when it is older than
+	// the relays' Retention.
+	OldestPublished time.Time
+	// BlockedDead counts aggregates held back behind a dead row (until an
+	// operator requeues or skips it).
+	BlockedDead int64
+	// BlockedRetry counts aggregates held back behind a row that failed and
+	// will be retried (its block lasts until the row is published or dies).
+	BlockedRetry int64
 }
 
 // Mark records the outcome of published rows.

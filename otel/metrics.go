@@ -35,7 +35,35 @@ const (
 	// MetricDeadRows is the number of dead-lettered rows in the table
 	// (ObserveStats).
 	MetricDeadRows = "jitoutbox.outbox.dead_rows"
+	// MetricPublishedRows is the number of published rows kept for
+	// Retention, an estimate above dialects.StatsExactPublished
+	// (ObserveStats).
+	MetricPublishedRows = "jitoutbox.outbox.published_rows"
+	// MetricBlockedAggregates is the number of aggregates held back behind
+	// a failed row (attribute reason: "dead" until an operator acts,
+	// "retry" until the row's next attempt succeeds) (ObserveStats).
+	MetricBlockedAggregates = "jitoutbox.outbox.blocked_aggregates"
+	// MetricLiveRelays is the number of live relay sessions on the table
+	// (ObserveStats).
+	MetricLiveRelays = "jitoutbox.outbox.live_relays"
+	// MetricPartitions is the table's partition count (ObserveStats).
+	MetricPartitions = "jitoutbox.outbox.partitions"
+	// MetricOwnedPartitions is the number of partitions a live relay owns;
+	// the others' events wait (ObserveStats).
+	MetricOwnedPartitions = "jitoutbox.outbox.owned_partitions"
+	// MetricCleanupLag is how long the oldest published row has been past
+	// the relay's Retention; 0 while cleanup keeps up (ObserveStats).
+	MetricCleanupLag = "jitoutbox.outbox.cleanup_lag"
+	// MetricCleanupLastSuccess is the time (Unix seconds) this relay last
+	// finished a cleanup run; observed once it has (ObserveStats).
+	MetricCleanupLastSuccess = "jitoutbox.relay.cleanup.last_success"
+	// MetricCleanupFailures counts this relay's failed cleanup runs
+	// (ObserveStats).
+	MetricCleanupFailures = "jitoutbox.relay.cleanup.failures"
 )
+
+// attrReason splits MetricBlockedAggregates by why the aggregates wait.
+const attrReason = "reason"
 
 // attrCritical is the attribute splitting time-critical from ordinary events.
 const attrCritical = "critical"
@@ -58,9 +86,12 @@ type RelayMetrics struct {
 	latency                                         metric.Float64Histogram
 	backlog, deadRows                               metric.Int64ObservableGauge
 	oldestAge                                       metric.Float64ObservableGauge
+	stats                                           statsInstruments
 
 	base             metric.MeasurementOption // the user's attributes
 	critical, normal metric.MeasurementOption // plus critical=true|false
+	blockedDead      metric.MeasurementOption // plus reason=dead
+	blockedRetry     metric.MeasurementOption // plus reason=retry
 }
 
 var (
@@ -92,6 +123,8 @@ func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetr
 	m.base = set()
 	m.critical = set(attribute.Bool(attrCritical, true))
 	m.normal = set(attribute.Bool(attrCritical, false))
+	m.blockedDead = set(attribute.String(attrReason, "dead"))
+	m.blockedRetry = set(attribute.String(attrReason, "retry"))
 
 	var err error
 	counter := func(name, desc string) metric.Int64Counter {
@@ -126,6 +159,9 @@ func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetr
 	if err == nil {
 		m.oldestAge, err = m.meter.Float64ObservableGauge(MetricOldestPendingAge,
 			metric.WithDescription("Age of the oldest pending event; 0 when none is pending."), metric.WithUnit("s"))
+	}
+	if err == nil {
+		m.stats, err = newStatsInstruments(m.meter)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jitotel: create instruments: %w", err)

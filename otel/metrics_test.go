@@ -309,7 +309,13 @@ func TestRelayMetricsWithRelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Pending == 0 && s.Dead == 1 {
+		// Ownership and cleanup health while it runs: one live relay owns
+		// every partition, and its first cleanup run (at start) succeeded.
+		if s.Pending == 0 && s.Dead == 1 && s.LiveRelays == 1 && s.Partitions > 0 &&
+			s.OwnedPartitions == s.Partitions && !s.LastCleanup.IsZero() && s.CleanupFailures == 0 {
+			if g := collect(t, reader).intSum(t, jitotel.MetricOwnedPartitions); g != int64(s.Partitions) {
+				t.Errorf("owned partitions gauge = %d, want %d", g, s.Partitions)
+			}
 			break
 		}
 		if ctx.Err() != nil {

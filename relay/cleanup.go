@@ -20,6 +20,7 @@ func (r *Relay) cleanupLoop(ctx context.Context) {
 		case <-t.C:
 		}
 		if _, err := r.cleanup(ctx); err != nil && ctx.Err() == nil {
+			r.c.cleanupFailures.Add(1)
 			r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: cleanup failed", "owner", r.cfg.Owner, "err", err)
 		}
 		t.Reset(jitter(r.cfg.CleanupInterval))
@@ -49,6 +50,9 @@ func (r *Relay) cleanup(ctx context.Context) (int64, error) {
 		if n < int64(r.cfg.CleanupBatch) {
 			break
 		}
+	}
+	if ctx.Err() == nil {
+		r.c.lastCleanup.Store(r.cfg.Clock().UnixNano())
 	}
 	if total > 0 {
 		r.cfg.Logger.DebugContext(ctx, "jitoutbox relay: cleaned up published rows", "owner", r.cfg.Owner, "deleted", total)

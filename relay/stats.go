@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/relay/internal/latency"
 )
 
@@ -19,9 +20,36 @@ type Stats struct {
 	// PublishedRows counts published rows still in the table (awaiting
 	// cleanup).
 	PublishedRows int64
+	// PublishedRowsEstimated reports that PublishedRows is an estimate
+	// (above dialects.StatsExactPublished rows; see dialects.Stats).
+	PublishedRowsEstimated bool
 	// OldestPendingAge is how long ago the oldest pending row was registered;
 	// zero when nothing is pending.
 	OldestPendingAge time.Duration
+	// CleanupLag is how long the oldest published row still in the table
+	// has been past Retention: zero while cleanup keeps up (or with no
+	// Retention), growing when cleanup fails or falls behind.
+	CleanupLag time.Duration
+	// BlockedDead counts aggregates held back behind a dead row: their
+	// later events wait until an operator requeues or skips it.
+	BlockedDead int64
+	// BlockedRetry counts aggregates held back behind a row that failed
+	// and will be retried.
+	BlockedRetry int64
+
+	// LiveRelays counts the live relay sessions on the table, OwnedPartitions
+	// the partitions a live session owns, and Partitions the table's
+	// partition count (from dialects.Inspector.Ownership; all zero when the
+	// dialect does not implement it). OwnedPartitions < Partitions for long
+	// means events of the unowned partitions wait.
+	LiveRelays, OwnedPartitions, Partitions int
+
+	// LastCleanup is when a cleanup run of this relay last finished without
+	// error (holding the cleanup lock); zero if never. Only one relay of a
+	// table holds the lock at a time.
+	LastCleanup time.Time
+	// CleanupFailures counts cleanup runs of this relay that failed.
+	CleanupFailures uint64
 
 	// Published counts events this relay published since it was created.
 	Published uint64
@@ -53,6 +81,8 @@ type LatencySummary struct {
 type counters struct {
 	published, retried, dead, released, cycles, claims atomic.Uint64
 	critical, ordinary                                 latency.Histogram
+	cleanupFailures                                    atomic.Uint64
+	lastCleanup                                        atomic.Int64 // unix nanoseconds; 0 never
 }
 
 func summary(h *latency.Histogram) LatencySummary {
@@ -60,28 +90,55 @@ func summary(h *latency.Histogram) LatencySummary {
 	return LatencySummary{Count: s.Count, P50: s.P50, P90: s.P90, P99: s.P99, Max: s.Max}
 }
 
-// Stats reads the table's counts from the database and adds this relay's
-// counters and latency percentiles.
+// Stats reads the table's counts (one statement, dialects.Dialect.Stats)
+// and, when the dialect is a dialects.Inspector, the live relays and the
+// owned partitions (a second one, reading the small partitions and relays
+// tables) from the database, and adds this relay's counters and latency
+// percentiles. Its cost is bounded by the pending and dead rows, the
+// blocked aggregates and the partitions, not by the published rows kept.
 func (r *Relay) Stats(ctx context.Context) (Stats, error) {
 	ds, err := r.d.Stats(ctx, r.db)
 	if err != nil {
 		return Stats{}, fmt.Errorf("relay: stats: %w", err)
 	}
+	now := r.cfg.Clock()
 	s := Stats{
-		Pending:       ds.Pending,
-		Dead:          ds.Dead,
-		PublishedRows: ds.Published,
-		Published:     r.c.published.Load(),
-		Retried:       r.c.retried.Load(),
-		DeadLettered:  r.c.dead.Load(),
-		Released:      r.c.released.Load(),
-		Cycles:        r.c.cycles.Load(),
-		Claims:        r.c.claims.Load(),
-		Critical:      summary(&r.c.critical),
-		Ordinary:      summary(&r.c.ordinary),
+		Pending:                ds.Pending,
+		Dead:                   ds.Dead,
+		PublishedRows:          ds.Published,
+		PublishedRowsEstimated: ds.PublishedEstimated,
+		BlockedDead:            ds.BlockedDead,
+		BlockedRetry:           ds.BlockedRetry,
+		CleanupFailures:        r.c.cleanupFailures.Load(),
+		Published:              r.c.published.Load(),
+		Retried:                r.c.retried.Load(),
+		DeadLettered:           r.c.dead.Load(),
+		Released:               r.c.released.Load(),
+		Cycles:                 r.c.cycles.Load(),
+		Claims:                 r.c.claims.Load(),
+		Critical:               summary(&r.c.critical),
+		Ordinary:               summary(&r.c.ordinary),
 	}
 	if !ds.OldestPending.IsZero() {
-		s.OldestPendingAge = max(r.cfg.Clock().Sub(ds.OldestPending), 0)
+		s.OldestPendingAge = max(now.Sub(ds.OldestPending), 0)
+	}
+	if !ds.OldestPublished.IsZero() && r.cfg.Retention > 0 {
+		s.CleanupLag = max(now.Sub(ds.OldestPublished)-r.cfg.Retention, 0)
+	}
+	if ns := r.c.lastCleanup.Load(); ns != 0 {
+		s.LastCleanup = time.Unix(0, ns)
+	}
+	if in, ok := r.d.(dialects.Inspector); ok {
+		own, err := in.Ownership(ctx, r.db, now)
+		if err != nil {
+			return Stats{}, fmt.Errorf("relay: stats: ownership: %w", err)
+		}
+		s.LiveRelays, s.Partitions = len(own.Relays), len(own.Partitions)
+		for _, p := range own.Partitions {
+			if p.Live {
+				s.OwnedPartitions++
+			}
+		}
 	}
 	return s, nil
 }

@@ -90,7 +90,12 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// WithLogger sets the logger (default: discard). l must not be nil.
+// WithLogger sets the logger (default: discard). l must not be nil. The
+// Outbox logs only what no caller can be told through an error: at error
+// level, an adopted transaction (Adopt) whose context ended while its
+// events were still buffered, so they were never written (the *sql.Tx was
+// most likely committed directly). Errors of Begin, Add and Commit are
+// returned, not logged; notifiers log their own failures.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error {
 		if l == nil {

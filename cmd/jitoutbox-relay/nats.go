@@ -27,9 +27,7 @@ func connectNATS(cfg config, log *slog.Logger) (*nats.Conn, error) {
 		nats.ReconnectWait(250*time.Millisecond),
 		nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.Timeout(5*time.Second),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			log.Warn("jitoutbox-relay: NATS disconnected; reconnecting", "err", err)
-		}),
+		nats.DisconnectErrHandler(disconnected(log)),
 		nats.ReconnectHandler(func(c *nats.Conn) {
 			log.Info("jitoutbox-relay: NATS reconnected", "server", c.ConnectedServerId())
 		}),
@@ -45,6 +43,19 @@ func connectNATS(cfg config, log *slog.Logger) (*nats.Conn, error) {
 		return nil, fmt.Errorf("connect NATS (-nats): %w", err)
 	}
 	return nc, nil
+}
+
+// disconnected reports a lost NATS connection. nats.go calls it on Close
+// too (with a nil error, the connection closed): a clean stop is logged at
+// debug level, not as a loss.
+func disconnected(log *slog.Logger) nats.ConnErrHandler {
+	return func(c *nats.Conn, err error) {
+		if c.IsClosed() {
+			log.Debug("jitoutbox-relay: NATS connection closed")
+			return
+		}
+		log.Warn("jitoutbox-relay: NATS disconnected; reconnecting", "err", err)
+	}
 }
 
 // newNATSPublishers returns the event publisher and, with -dead-letter, the

@@ -56,14 +56,25 @@ func testStats(t *testing.T, tgt Target) {
 	}
 	e.fail(s.Token(), e.failure(r[1], "x", 0, true, true))
 	st := e.stats()
-	want := dialects.Stats{Pending: 3, Dead: 1, Published: 1, OldestPending: evs[4].CreatedAt}
-	if st.Pending != want.Pending || st.Dead != want.Dead || st.Published != want.Published || !st.OldestPending.Equal(want.OldestPending) {
+	want := dialects.Stats{Pending: 3, Dead: 1, Published: 1, OldestPending: evs[4].CreatedAt,
+		OldestPublished: e.at(0), BlockedDead: 1}
+	if st.Pending != want.Pending || st.Dead != want.Dead || st.Published != want.Published || st.PublishedEstimated ||
+		!st.OldestPending.Equal(want.OldestPending) || !st.OldestPublished.Equal(want.OldestPublished) ||
+		st.BlockedDead != want.BlockedDead || st.BlockedRetry != 0 {
 		t.Fatalf("stats %+v, want %+v", st, want)
 	}
-	// Rows backing off still count as pending.
+	// Rows backing off still count as pending; their aggregates are held
+	// back behind a retry.
 	c := e.read(e.all(), r[1].Seq, 1, 10*time.Second)
 	e.fail(s.Token(), e.failure(c[0], "x", time.Hour, false, true))
-	if st := e.stats(); st.Pending != 3 {
-		t.Fatalf("pending with a row backing off: %d", st.Pending)
+	if st := e.stats(); st.Pending != 3 || st.BlockedRetry != 1 || st.BlockedDead != 1 {
+		t.Fatalf("with a row backing off: %+v", st)
+	}
+	// The oldest published row is the one published first, whatever its seq.
+	if n := e.mark(s.Token(), []int64{c[0].Seq}, -time.Minute); n != 1 {
+		t.Fatalf("Mark: %d", n)
+	}
+	if st := e.stats(); st.Published != 2 || !st.OldestPublished.Equal(e.at(-time.Minute)) {
+		t.Fatalf("after a second mark: %+v", st)
 	}
 }

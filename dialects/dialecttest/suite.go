@@ -96,6 +96,7 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("SessionDeath", func(t *testing.T) { testSessionDeath(t, tgt) })
 	t.Run("WaitChange", func(t *testing.T) { testWaitChange(t, tgt) })
 	t.Run("WaitChangeOnJoin", func(t *testing.T) { testWaitChangeOnJoin(t, tgt) })
+	t.Run("SharedDialect", func(t *testing.T) { testSharedDialect(t, tgt) })
 	t.Run("ReadPartitionsOrderLimit", func(t *testing.T) { testReadPartitionsOrderLimit(t, tgt) })
 	t.Run("ReadLateCommit", func(t *testing.T) { testReadLateCommit(t, tgt) })
 	t.Run("ReadBlocks", func(t *testing.T) { testReadBlocks(t, tgt) })

@@ -252,7 +252,7 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	} else {
 		d.server.Store(serverMySQL)
 	}
-	if latest := d.migrator.Latest(); int(v.Int64) < latest {
+	if latest := d.migrator.Required(); int(v.Int64) < latest {
 		return 0, fmt.Errorf("%w: table %s is at version %d, this version needs %d", dialects.ErrSchemaVersion, d.table, v.Int64, latest)
 	}
 	if d.partitions != 0 && d.partitions != n {

@@ -183,7 +183,7 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 		}
 		return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
 	}
-	if latest := d.migrator.Latest(); int(v.Int64) < latest {
+	if latest := d.migrator.Required(); int(v.Int64) < latest {
 		return 0, fmt.Errorf("%w: table %s is at version %d, this version needs %d", dialects.ErrSchemaVersion, d.table, v.Int64, latest)
 	}
 	if d.partitions != 0 && d.partitions != n {
@@ -387,7 +387,7 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 	var n int64
 	if err := stmt.QueryRowContext(ctx, m.Token, intArray(m.Seqs), unblock, at).Scan(&n); err != nil {
 		if ctx.Err() == nil {
-			d.stmts.Forget(d.mark) // e.g. the function was dropped and created again
+			d.stmts.Forget(db, d.mark) // e.g. the function was dropped and created again
 		}
 		return 0, fmt.Errorf("jitoutbox/postgres: mark: %w", err)
 	}
@@ -490,13 +490,9 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 	return got == owner, nil
 }
 
-// Stats reads counts and the oldest pending time in one query.
+// Stats reads counts, the oldest pending and published times and the
+// blocked aggregates in one query (sql/stats.sql) whose cost is bounded by
+// the pending and dead rows, not by the published rows kept.
 func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
-	var s dialects.Stats
-	var oldest sqlkit.NullTime
-	if err := db.QueryRowContext(ctx, d.stats).Scan(&s.Pending, &s.Dead, &s.Published, &oldest); err != nil {
-		return s, fmt.Errorf("jitoutbox/postgres: stats: %w", err)
-	}
-	s.OldestPending = oldest.Time
-	return s, nil
+	return sqlkit.ReadStats(ctx, db, d.stats, "jitoutbox/postgres")
 }

@@ -221,13 +221,9 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 	return got == owner, nil
 }
 
-// Stats reads counts and the oldest pending time in one query.
+// Stats reads counts, the oldest pending and published times and the
+// blocked aggregates in one query (sql/stats.sql) whose cost is bounded by
+// the pending and dead rows, not by the published rows kept.
 func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
-	var s dialects.Stats
-	var oldest sqlkit.NullTime
-	if err := db.QueryRowContext(ctx, d.stats).Scan(&s.Pending, &s.Dead, &s.Published, &oldest); err != nil {
-		return s, fmt.Errorf("jitoutbox/sqlite: stats: %w", err)
-	}
-	s.OldestPending = oldest.Time
-	return s, nil
+	return sqlkit.ReadStats(ctx, db, d.stats, "jitoutbox/sqlite")
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func main() {
 	orders := flag.Int("orders", 400, "orders to place")
 	rate := flag.Int("rate", 100, "orders per second")
 	flag.Parse()
-	if err := run(*orders, *rate); err != nil {
+	if err := run(*orders, *rate, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
@@ -46,13 +47,13 @@ type timing struct {
 	critical  bool
 }
 
-func run(orders, rate int) error {
+func run(orders, rate int, logw io.Writer) error {
 	if orders <= 0 || rate <= 0 {
 		return errors.New("-orders and -rate must be positive")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	dir, err := os.MkdirTemp("", "jitoutbox-quickstart-")
 	if err != nil {
@@ -61,7 +62,14 @@ func run(orders, rate int) error {
 	defer os.RemoveAll(dir)
 
 	// 1. An embedded NATS server with JetStream, and a stream for the events.
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: filepath.Join(dir, "nats"), NoLog: true, NoSigs: true})
+	//    SyncAlways: the server fsyncs every write before it acknowledges, so
+	//    one server on file storage keeps what it acknowledged through a
+	//    crash of the machine; the publisher declares it (step 3), and the
+	//    relay's durability check is content. A real deployment runs three
+	//    replicas or sets jetstream { sync_interval: always } itself; with
+	//    neither, the relay warns at start.
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, SyncAlways: true,
+		StoreDir: filepath.Join(dir, "nats"), NoLog: true, NoSigs: true})
 	if err != nil {
 		return err
 	}
@@ -79,7 +87,7 @@ func run(orders, rate int) error {
 	if err != nil {
 		return err
 	}
-	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"outbox.>"}})
+	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"outbox.>"}, Storage: jetstream.FileStorage})
 	if err != nil {
 		return err
 	}
@@ -103,7 +111,7 @@ func run(orders, rate int) error {
 
 	// 3. The relay: JetStream publisher. Commits of this process reach it
 	//    through the Outbox (step 4), so it needs no wake of its own.
-	pub, err := natspub.NewJetStream(js)
+	pub, err := natspub.NewJetStream(js, natspub.WithServerSyncAlways())
 	if err != nil {
 		return err
 	}

@@ -252,3 +252,14 @@ func FillPartitions(ctx context.Context, q dialects.Querier, n int, selectRows s
 func LockNamespace(table string) int32 {
 	return int32(dialects.PartitionOf("jitoutbox", table, 1<<31-1))
 }
+
+// WriterVersion is the schema version writers and relays need (checked by
+// each dialect's Partitions). Later migrations only add indexes that make
+// Stats cheap (004: the dead-row index), so a process of this version
+// still writes and relays on a table Migrate has not reached yet; Stats is
+// then slower. A migration that writers or relays depend on must raise it.
+const WriterVersion = 3
+
+// Required is the schema version the dialect's writers check for: the
+// newest migration, at most WriterVersion.
+func (m *Migrator) Required() int { return min(m.Latest(), WriterVersion) }

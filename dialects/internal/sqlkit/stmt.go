@@ -14,46 +14,57 @@ import (
 // re-prepares a cached *sql.Stmt on each pooled connection the first time it
 // runs there.
 //
-// It holds statements for one *sql.DB at a time, the last one it was used
-// with (a dialect is normally used with one database); a call with another
-// DB closes the cached statements and starts over, so nothing accumulates.
-// The zero value is ready to use and it is safe for concurrent use.
+// Statements are kept per *sql.DB: one dialect value may serve several
+// databases at once, and a call with one never closes the statements of
+// another (an earlier version kept only the last DB's, and closed them
+// under a concurrent user of the first). The cache holds a few statements
+// per database it has seen, for as long as the dialect lives; a *sql.Stmt
+// of a closed DB holds no connection. The zero value is ready to use and
+// it is safe for concurrent use; preparing on one database does not hold
+// up lookups on another.
 type StmtCache struct {
-	mu    sync.Mutex
-	db    *sql.DB
-	stmts map[string]*sql.Stmt
+	mu  sync.RWMutex
+	dbs map[*sql.DB]map[string]*sql.Stmt
 }
 
 // Stmt returns the statement for query prepared on db, preparing it on first
 // use.
 func (c *StmtCache) Stmt(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.db != db {
-		for _, s := range c.stmts {
-			s.Close() // error is irrelevant: the statement is dropped either way
-		}
-		c.db, c.stmts = db, map[string]*sql.Stmt{}
-	}
-	if s, ok := c.stmts[query]; ok {
+	c.mu.RLock()
+	s, ok := c.dbs[db][query]
+	c.mu.RUnlock()
+	if ok {
 		return s, nil
 	}
 	s, err := db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	c.stmts[query] = s
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if have, ok := c.dbs[db][query]; ok { // prepared by a concurrent call first
+		s.Close() // never handed out; its error is irrelevant
+		return have, nil
+	}
+	if c.dbs == nil {
+		c.dbs = map[*sql.DB]map[string]*sql.Stmt{}
+	}
+	if c.dbs[db] == nil {
+		c.dbs[db] = map[string]*sql.Stmt{}
+	}
+	c.dbs[db][query] = s
 	return s, nil
 }
 
-// Forget closes and drops query's statement, so the next Stmt prepares it
-// again: for a statement whose execution failed in a way that may have left
-// its server-side plan unusable (a table dropped and created again).
-func (c *StmtCache) Forget(query string) {
+// Forget closes and drops query's statement on db, so the next Stmt prepares
+// it again: for a statement whose execution failed in a way that may have
+// left its server-side plan unusable (a table dropped and created again).
+// The statements of other databases stay.
+func (c *StmtCache) Forget(db *sql.DB, query string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s, ok := c.stmts[query]; ok {
+	if s, ok := c.dbs[db][query]; ok {
 		s.Close()
-		delete(c.stmts, query)
+		delete(c.dbs[db], query)
 	}
 }

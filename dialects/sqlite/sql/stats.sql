@@ -1,7 +1,23 @@
--- One scan: counts per state and the oldest pending created_at.
+-- Stats: each part reads an index or a small table, never the published
+-- rows one by one, so a scrape costs time bounded by the pending and dead
+-- rows and the blocked aggregates, not by the rows kept for Retention:
+--   pending count and oldest created_at: the pending rows, through the
+--     partial claim index (state = 0);
+--   dead count: the partial dead index (state = 2, migration 004);
+--   published count: at most ?1 entries of the partial cleanup index
+--     (state = 1); above that the dialect estimates it from the seqs of
+--     the oldest published row (first entry of the cleanup index) and of
+--     the newest row (the rowid's last entry);
+--   blocked aggregates: the blocked table (one row per blocked aggregate).
+-- Columns: see sqlkit.ReadStats. dialects/sqlite's TestStatsPlan checks
+-- the plan.
 SELECT
-    COALESCE(SUM(CASE WHEN state = 0 THEN 1 ELSE 0 END), 0),
-    COALESCE(SUM(CASE WHEN state = 2 THEN 1 ELSE 0 END), 0),
-    COALESCE(SUM(CASE WHEN state = 1 THEN 1 ELSE 0 END), 0),
-    MIN(CASE WHEN state = 0 THEN created_at END)
-FROM {{table}}
+    (SELECT count(*) FROM {{table}} WHERE state = 0),
+    (SELECT min(created_at) FROM {{table}} WHERE state = 0),
+    (SELECT count(*) FROM {{table}} WHERE state = 2),
+    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT ?1)),
+    (SELECT seq FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
+    (SELECT published_at FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
+    (SELECT max(seq) FROM {{table}}),
+    (SELECT count(*) FROM {{table}}_blocked WHERE dead),
+    (SELECT count(*) FROM {{table}}_blocked WHERE NOT dead)

@@ -1,0 +1,43 @@
+package sqlkit
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// ReadStats runs a dialect's stats.sql (one statement, its only argument
+// the cap of the exact published count, dialects.StatsExactPublished + 1)
+// and fills dialects.Stats. The statement returns, in order: pending
+// count, oldest pending created_at, dead count, published count up to the
+// cap, seq and published_at of the oldest published row, the highest seq,
+// and the aggregates blocked behind a dead row and behind a retry. prefix
+// starts the error ("jitoutbox/postgres").
+func ReadStats(ctx context.Context, db *sql.DB, query, prefix string) (dialects.Stats, error) {
+	var (
+		s                    dialects.Stats
+		oldest, oldestPubAt  NullTime
+		oldestPubSeq, maxSeq sql.NullInt64
+	)
+	err := db.QueryRowContext(ctx, query, dialects.StatsExactPublished+1).Scan(
+		&s.Pending, &oldest, &s.Dead, &s.Published, &oldestPubSeq, &oldestPubAt, &maxSeq, &s.BlockedDead, &s.BlockedRetry)
+	if err != nil {
+		return dialects.Stats{}, fmt.Errorf("%s: stats: %w", prefix, err)
+	}
+	s.OldestPending, s.OldestPublished = oldest.Time, oldestPubAt.Time
+	if s.Published > dialects.StatsExactPublished {
+		s.Published = estimatePublished(s, oldestPubSeq.Int64, maxSeq.Int64)
+		s.PublishedEstimated = true
+	}
+	return s, nil
+}
+
+// estimatePublished estimates the published rows from the seqs between the
+// oldest kept published row and the newest row (cleanup deletes the oldest
+// published rows first, so the rows before it are gone), less the pending
+// and dead rows; never below the exact count's cap.
+func estimatePublished(s dialects.Stats, oldestSeq, maxSeq int64) int64 {
+	return max(maxSeq-oldestSeq+1-s.Pending-s.Dead, dialects.StatsExactPublished+1)
+}

@@ -1,0 +1,138 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+)
+
+var statsBig = flag.Bool("stats.big", false, "TestStatsCost: 1,000,000 published rows and 1,000 pending (default 20,000 and 100)")
+
+// countingConn counts the statements sent on a connection: it hides the
+// driver's QueryerContext and ExecerContext, so database/sql prepares
+// every statement through Prepare.
+type countingConn struct {
+	driver.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Prepare(q string) (driver.Stmt, error) {
+	c.n.Add(1)
+	return c.Conn.Prepare(q)
+}
+
+type countingConnector struct {
+	drv  driver.Driver
+	name string
+	n    *atomic.Int64
+}
+
+func (c countingConnector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := c.drv.Open(c.name)
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{conn, c.n}, nil
+}
+
+func (c countingConnector) Driver() driver.Driver { return c.drv }
+
+// TestStatsCost: on a table of published rows kept for Retention and a
+// small backlog, Stats is one statement whose plan reads no table whole
+// (every access of the outbox table goes through an index), and gives
+// exact pending and dead counts and a published estimate within 1%.
+// -stats.big uses 1,000,000 published rows and 1,000 pending and logs the
+// time per Stats.
+func TestStatsCost(t *testing.T) {
+	published, pending := 20000, 100
+	if *statsBig {
+		published, pending = 1000000, 1000
+	}
+	plain := openSQLite(t)
+	var n atomic.Int64
+	db := sql.OpenDB(countingConnector{drv: plain.Driver(), name: dsn(filepath.Join(t.TempDir(), "stats.db")), n: &n})
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	d, err := sqlite.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	if _, err := db.ExecContext(ctx, `WITH RECURSIVE g(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM g WHERE i < ?1 + ?2)
+		INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, content_type, created_at, state,
+		                    next_attempt_at, part, published_at)
+		SELECT 'id-' || i, 'o', 'a' || (i % 1000), 'e', x'70', 'text/plain', ?3 + i,
+		       CASE WHEN i <= ?1 THEN 1 ELSE 0 END, ?3 + i, i % 64, CASE WHEN i <= ?1 THEN ?3 + i END
+		FROM g`, published, pending, base); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+
+	b, err := os.ReadFile("sql/stats.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqlkit.Render(string(b), d.Table()), dialects.StatsExactPublished+1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plan {
+		// "SCAN outbox" alone reads the table whole; "SCAN outbox USING
+		// ... INDEX" walks an index (the partial ones hold few rows). The
+		// blocked table (outbox_blocked) is small and read whole.
+		if (p == "SCAN outbox" || strings.HasPrefix(p, "SCAN outbox ")) && !strings.Contains(p, "INDEX") {
+			t.Errorf("full scan in the stats plan: %q\n%s", p, strings.Join(plan, "\n"))
+		}
+	}
+
+	var times []time.Duration
+	for range 5 {
+		before := n.Load()
+		start := time.Now()
+		s, err := d.Stats(ctx, db)
+		times = append(times, time.Since(start))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Load() - before; got != 1 {
+			t.Fatalf("Stats sent %d statements, want 1", got)
+		}
+		if s.Pending != int64(pending) || s.Dead != 0 || !s.PublishedEstimated ||
+			s.Published < int64(published)*99/100 || s.Published > int64(published)*101/100 ||
+			s.OldestPending.UnixMicro() != base+int64(published)+1 || s.OldestPublished.UnixMicro() != base+1 {
+			t.Fatalf("stats %+v", s)
+		}
+	}
+	slices.Sort(times)
+	t.Logf("SQLite, %d published rows kept, %d pending: Stats median %v (min %v, max %v) over %d runs",
+		published, pending, times[len(times)/2], times[0], times[len(times)-1], len(times))
+}
