@@ -75,6 +75,7 @@ go run ./bench/cmd/latencyplot -o "$out/$date-latency.svg" "$tsv"
 gzip -f "$tsv" # raw samples: tens of MB uncompressed
 cp "$out/$date.md" "$out/latest.md"
 cp "$out/$date-latency.svg" "$out/latest-latency.svg"
+go run ./bench/cmd/latencyplot -o "$out/latest-latency.png" "$tsv"
 
 # Replace the generated block of bench/README.md with latest.md.
 readme=bench/README.md
