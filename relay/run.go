@@ -259,6 +259,11 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 	total := 0
 	var ahead <-chan readResult
 	var held map[string]bool
+	// aheadOff stops reading ahead for the rest of the chain once a read
+	// ahead came back less than half full: when the batch in flight holds
+	// most of the relay's aggregates (few aggregates, or several relays
+	// splitting them), reads ahead find little and only cost the database.
+	aheadOff := false
 	for len(rn.active) > 0 {
 		var rr readResult
 		prefetched := ahead != nil
@@ -276,6 +281,9 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			return total, false
 		}
 		full := len(rr.recs) >= rn.r.cfg.BatchSize
+		if prefetched && 2*len(rr.recs) < rn.r.cfg.BatchSize {
+			aheadOff = true
+		}
 		recs := rn.keep(rr.recs, held, res)
 		if len(rr.recs) == 0 && !prefetched {
 			return total, true
@@ -284,7 +292,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			rn.r.c.claims.Add(1)
 			res.claimed += len(recs)
 			total += len(recs)
-			if full {
+			if full && !aheadOff {
 				ahead = rn.startRead(ctx, rr.recs[len(rr.recs)-1].Seq)
 			}
 			// Aggregates held in any batch of this chain of reads ahead
@@ -309,8 +317,8 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 		if !full && !prefetched {
 			return total, true
 		}
-		if ahead == nil && !full {
-			continue // a short read ahead: read from the start once more
+		if ahead == nil && (!full || aheadOff) {
+			continue // a short read ahead, or none: read from the start
 		}
 		if ahead == nil {
 			ahead = rn.startRead(ctx, rr.recs[len(rr.recs)-1].Seq)
