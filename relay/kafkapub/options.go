@@ -33,6 +33,8 @@ type options struct {
 	ackTimeout    time.Duration
 	debezium      bool
 	clientOpts    []kgo.Opt
+	// preflightTopics are the topics Preflight checks.
+	preflightTopics []string
 }
 
 func buildOptions(opts []Option) (*options, error) {
@@ -131,6 +133,23 @@ func WithClientOptions(opts ...kgo.Opt) Option {
 			}
 		}
 		o.clientOpts = append(o.clientOpts, opts...)
+		return nil
+	}
+}
+
+// WithPreflightTopics names topics that Preflight checks at the relay's
+// start (see [Publisher.Preflight]). The default and Debezium routers name a
+// topic per aggregate type, and a custom Router may name any topic: the
+// publisher cannot know them in advance, so without this option the check
+// is skipped. Give the topics your aggregate types publish to.
+func WithPreflightTopics(topics ...string) Option {
+	return func(o *options) error {
+		for _, t := range topics {
+			if err := ValidateTopic(t); err != nil {
+				return fmt.Errorf("%w: preflight topic: %w", ErrInvalidOption, err)
+			}
+		}
+		o.preflightTopics = append(o.preflightTopics, topics...)
 		return nil
 	}
 }
