@@ -60,8 +60,10 @@ type benchBroker struct {
 // relay in process (txoutbox.WithRelay). A broker whose variable is unset
 // is skipped (kfake always runs). Run it with -benchtime=1x.
 func BenchmarkBrokers(b *testing.B) {
-	brokers := []func(b *testing.B) *benchBroker{jetStreamBroker, rabbitBroker, kfakeBroker}
-	names := []string{"jetstream", "rabbitmq", "kafka-kfake"}
+	brokers := []func(b *testing.B) *benchBroker{jetStreamBroker, rabbitBroker,
+		func(b *testing.B) *benchBroker { return kfakeBroker(b, nil) },
+		func(b *testing.B) *benchBroker { return kfakeBroker(b, []kgo.Opt{kgo.ProducerLinger(0)}) }}
+	names := []string{"jetstream", "rabbitmq", "kafka-kfake", "kafka-kfake-linger0"}
 	for i, mk := range brokers {
 		b.Run(names[i], func(b *testing.B) {
 			b.Run("drain", func(b *testing.B) {
@@ -72,9 +74,13 @@ func BenchmarkBrokers(b *testing.B) {
 					bareRate += bk.bare(b, brokerEvents)
 				}
 				bareRate /= float64(b.N)
-				pub := bk.target(b, nil)
+				st := &stageTimes{}
+				pub := st.publisher(bk.target(b, nil))
+				tbd := *bd
+				tbd.dialect = st.dialect(bd.dialect)
 				var cpu cpuMeter
-				rate := drain(b, bd, pub, backlog{brokerEvents, brokerAggregates}, 1, brokerBatch, false, &cpu)
+				rate := drain(b, &tbd, pub, backlog{brokerEvents, brokerAggregates}, 1, brokerBatch, false, &cpu)
+				st.report(b)
 				b.ReportMetric(bareRate, "bare-events/s")
 				b.ReportMetric(rate, "events/s")
 				b.ReportMetric(rate/bareRate, "drain/bare")
@@ -361,8 +367,10 @@ func rabbitBroker(b *testing.B) *benchBroker {
 
 // kfakeBroker is Kafka through franz-go's in-process kfake cluster (one
 // broker, in memory), labelled as such: a fresh cluster per destination with
-// an 8-partition topic, acks=all and the idempotent producer.
-func kfakeBroker(b *testing.B) *benchBroker {
+// an 8-partition topic, acks=all and the idempotent producer. opts go to
+// both the bare client and the publisher's (kafkapub.WithClientOptions);
+// nil keeps kgo's defaults, among them a 10 ms producer linger.
+func kfakeBroker(b *testing.B, opts []kgo.Opt) *benchBroker {
 	cluster := func(b *testing.B) *kfake.Cluster {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(brokerKafkaParts, brokerKafkaTopic))
 		if err != nil {
@@ -375,7 +383,7 @@ func kfakeBroker(b *testing.B) *benchBroker {
 		name: "kafka-kfake",
 		bare: func(b *testing.B, n int) float64 {
 			c := cluster(b)
-			cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RequiredAcks(kgo.AllISRAcks()))
+			cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.RequiredAcks(kgo.AllISRAcks())}, opts...)...)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -401,7 +409,7 @@ func kfakeBroker(b *testing.B) *benchBroker {
 		},
 		target: func(b *testing.B, recv func(string)) relay.Publisher {
 			c := cluster(b)
-			pub, err := kafkapub.Open(c.ListenAddrs())
+			pub, err := kafkapub.Open(c.ListenAddrs(), kafkapub.WithClientOptions(opts...))
 			if err != nil {
 				b.Fatal(err)
 			}
