@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"flag"
 	"strconv"
@@ -26,6 +27,9 @@ type inboxDB struct {
 	dialect inbox.Dialect
 	// update is the side effect: one UPDATE of one account's row.
 	update string
+	// hand is the hand-written record of an event id: a plain INSERT of
+	// the inbox's columns into a copy of its processed table.
+	hand string
 }
 
 func openInboxDB(b *testing.B, name string) *inboxDB {
@@ -63,7 +67,18 @@ func openInboxDB(b *testing.B, name string) *inboxDB {
 			b.Fatal(err)
 		}
 	}
-	return &inboxDB{name: name, db: db, dialect: dialect, update: update}
+	ph := func(n int) string { return "$" + strconv.Itoa(n) }
+	if dialect == inbox.MySQL {
+		ph = func(int) string { return "?" }
+	}
+	hand := "INSERT INTO hand_processed (event_id, aggregate_type, aggregate_id, event_type, seq, payload_hash, processed_at) VALUES ("
+	for i := 1; i <= 7; i++ {
+		if i > 1 {
+			hand += ", "
+		}
+		hand += ph(i)
+	}
+	return &inboxDB{name: name, db: db, dialect: dialect, update: update, hand: hand + ")"}
 }
 
 // BenchmarkInbox measures what the inbox adds to a consumer's side effect,
@@ -71,18 +86,26 @@ func openInboxDB(b *testing.B, name string) *inboxDB {
 //
 //   - plain: the side effect alone, a transaction with one UPDATE of a
 //     business row, committed (what a consumer without an inbox does);
+//
 //   - inbox: the same side effect through inbox.Handle, first delivery
 //     (the id's INSERT, the UPDATE, COMMIT);
+//
 //   - order: the same with Config.OnOutOfOrder set (the aggregate's seq
 //     row locked and updated as well);
+//
 //   - dup: the inbox message delivered again: Handle finds the id and
 //     returns Duplicate (BEGIN, the INSERT that does nothing, the hash
 //     probe, ROLLBACK).
 //
-// The order of the four rotates from message to message so none is always
+//   - hand: the floor of any inbox that records the id in the side
+//     effect's transaction: the UPDATE and a hand-written INSERT of the
+//     same columns into a copy of the processed table, no duplicate check.
+//
+// The order of the five rotates from message to message so none is always
 // first after another. Each iteration handles -inbox.events messages of each
 // kind. Metrics: <kind>-us/event, inbox/plain and order/plain (target
-// <= 1.3), dup/plain, and inbox-added-us/event (inbox minus plain).
+// <= 1.3), dup/plain, hand/plain, inbox/hand (what the library costs over
+// the hand-written floor) and inbox-added-us/event (inbox minus plain).
 func BenchmarkInbox(b *testing.B) {
 	for _, name := range []string{"postgres", "postgres-pgx", "mysql"} {
 		b.Run(name, func(b *testing.B) {
@@ -98,6 +121,13 @@ func BenchmarkInbox(b *testing.B) {
 				b.Fatal(err)
 			}
 			if err := plainIn.Migrate(ctx, idb.db); err != nil {
+				b.Fatal(err)
+			}
+			like := "CREATE TABLE hand_processed (LIKE inbox_processed INCLUDING ALL)"
+			if idb.dialect == inbox.MySQL {
+				like = "CREATE TABLE hand_processed LIKE inbox_processed"
+			}
+			if _, err := idb.db.ExecContext(ctx, like); err != nil {
 				b.Fatal(err)
 			}
 
@@ -136,6 +166,25 @@ func BenchmarkInbox(b *testing.B) {
 				}
 				return tx.Commit()
 			}
+			// handRecord is the floor of any inbox that records ids in the
+			// side effect's transaction: the same UPDATE plus a hand-written
+			// INSERT of the id, no duplicate check.
+			handRecord := func(m inbox.Message, acct string) error {
+				tx, err := idb.db.BeginTx(ctx, nil)
+				if err != nil {
+					return err
+				}
+				defer func() { _ = tx.Rollback() }()
+				sum := sha256.Sum256(m.Payload)
+				if _, err := tx.ExecContext(ctx, idb.hand, m.EventID, m.AggregateType, m.AggregateID, m.EventType,
+					m.Seq, sum[:], time.Now().UTC().Truncate(time.Microsecond)); err != nil {
+					return err
+				}
+				if err := apply(acct)(ctx, tx); err != nil {
+					return err
+				}
+				return tx.Commit()
+			}
 			handle := func(in *inbox.Inbox, m inbox.Message, acct string, want inbox.Result) {
 				res, err := in.Handle(ctx, idb.db, m, apply(acct))
 				if err != nil {
@@ -146,16 +195,17 @@ func BenchmarkInbox(b *testing.B) {
 				}
 			}
 
-			kinds := [...]string{"plain", "inbox", "order", "dup"}
+			kinds := [...]string{"plain", "inbox", "order", "dup", "hand"}
 			var elapsed [len(kinds)]time.Duration
 			var prev inbox.Message
 			var prevAcct string
-			// round runs the four kinds once, starting with kind r%4; dup
+			// round runs the kinds once, starting with kind r%5; dup
 			// redelivers the message inbox applied in the round before.
 			// timed adds their durations to elapsed.
 			round := func(r int, timed bool) {
 				m, acct := msg()
 				mo, accto := msg()
+				mh, accth := msg()
 				for k := range kinds {
 					kind := (k + r) % len(kinds)
 					t0 := time.Now()
@@ -170,6 +220,10 @@ func BenchmarkInbox(b *testing.B) {
 						handle(orderIn, mo, accto, inbox.Applied)
 					case 3:
 						handle(plainIn, prev, prevAcct, inbox.Duplicate)
+					case 4:
+						if err := handRecord(mh, accth); err != nil {
+							b.Fatal(err)
+						}
 					}
 					if timed {
 						elapsed[kind] += time.Since(t0)
@@ -201,6 +255,8 @@ func BenchmarkInbox(b *testing.B) {
 			b.ReportMetric(float64(elapsed[1])/float64(elapsed[0]), "inbox/plain")
 			b.ReportMetric(float64(elapsed[2])/float64(elapsed[0]), "order/plain")
 			b.ReportMetric(float64(elapsed[3])/float64(elapsed[0]), "dup/plain")
+			b.ReportMetric(float64(elapsed[4])/float64(elapsed[0]), "hand/plain")
+			b.ReportMetric(float64(elapsed[1])/float64(elapsed[4]), "inbox/hand")
 			b.ReportMetric(us(1)-us(0), "inbox-added-us/event")
 		})
 	}
