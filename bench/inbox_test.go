@@ -86,17 +86,13 @@ func openInboxDB(b *testing.B, name string) *inboxDB {
 //
 //   - plain: the side effect alone, a transaction with one UPDATE of a
 //     business row, committed (what a consumer without an inbox does);
-//
 //   - inbox: the same side effect through inbox.Handle, first delivery
 //     (the id's INSERT, the UPDATE, COMMIT);
-//
 //   - order: the same with Config.OnOutOfOrder set (the aggregate's seq
 //     row locked and updated as well);
-//
 //   - dup: the inbox message delivered again: Handle finds the id and
 //     returns Duplicate (BEGIN, the INSERT that does nothing, the hash
 //     probe, ROLLBACK).
-//
 //   - hand: the floor of any inbox that records the id in the side
 //     effect's transaction: the UPDATE and a hand-written INSERT of the
 //     same columns into a copy of the processed table, no duplicate check.
