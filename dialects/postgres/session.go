@@ -224,7 +224,7 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 // v's order (a ring: every relay watches one other), on a connection of its
 // own, until that relay's session ends.
 func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
-	target, ok := ringNext(v.Relays, s.token)
+	target, ok := sqlkit.RingNext(v.Relays, s.token)
 	if !ok {
 		<-ctx.Done() // alone: nobody to watch; a joiner is seen by the next View
 		return ctx.Err()
@@ -258,26 +258,6 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
 	}
 	return nil
-}
-
-// ringNext returns the relay after self in sorted relays, wrapping around;
-// false when self is alone.
-func ringNext(relays []string, self string) (string, bool) {
-	var others []string
-	for _, r := range relays {
-		if r != self {
-			others = append(others, r)
-		}
-	}
-	if len(others) == 0 {
-		return "", false
-	}
-	for _, r := range others {
-		if r > self {
-			return r, true
-		}
-	}
-	return others[0], true
 }
 
 // Close clears the session's partitions and relay row, frees its locks and
