@@ -174,42 +174,9 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if err != nil {
 		return v, s.fail("view", err)
 	}
-	defer rows.Close()
-	ids := make(map[string]int64)
-	type part struct {
-		p     int
-		owner string
-		epoch int64
-	}
-	var parts []part
-	for rows.Next() {
-		var kind, token string
-		var n, epoch int64
-		var live bool
-		if err := rows.Scan(&kind, &n, &token, &epoch, &live); err != nil {
-			return v, s.fail("view", err)
-		}
-		switch kind {
-		case "r":
-			ids[token] = n
-			v.Relays = append(v.Relays, token)
-		default:
-			if !live {
-				token = ""
-			}
-			parts = append(parts, part{int(n), token, epoch})
-		}
-	}
-	if err := rows.Err(); err != nil {
+	v, ids, err := sqlkit.ScanView(rows)
+	if err != nil {
 		return v, s.fail("view", err)
-	}
-	slices.Sort(v.Relays)
-	v.Owners = make([]string, len(parts))
-	v.Epochs = make([]int64, len(parts))
-	for _, p := range parts {
-		if p.p >= 0 && p.p < len(parts) {
-			v.Owners[p.p], v.Epochs[p.p] = p.owner, p.epoch
-		}
 	}
 	s.mu.Lock()
 	s.ids = ids

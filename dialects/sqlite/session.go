@@ -180,40 +180,9 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if err != nil {
 		return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
 	}
-	defer rows.Close()
-	type part struct {
-		p     int
-		owner string
-		epoch int64
-	}
-	var parts []part
-	for rows.Next() {
-		var kind, token string
-		var n, epoch int64
-		var live bool
-		if err := rows.Scan(&kind, &n, &token, &epoch, &live); err != nil {
-			return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
-		}
-		switch kind {
-		case "r":
-			v.Relays = append(v.Relays, token)
-		default:
-			if !live {
-				token = ""
-			}
-			parts = append(parts, part{int(n), token, epoch})
-		}
-	}
-	if err := rows.Err(); err != nil {
+	v, _, err = sqlkit.ScanView(rows)
+	if err != nil {
 		return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
-	}
-	slices.Sort(v.Relays)
-	v.Owners = make([]string, len(parts))
-	v.Epochs = make([]int64, len(parts))
-	for _, p := range parts {
-		if p.p >= 0 && p.p < len(parts) {
-			v.Owners[p.p], v.Epochs[p.p] = p.owner, p.epoch
-		}
 	}
 	return v, nil
 }
