@@ -2,107 +2,34 @@ package rabbitpub_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/internal/pubtest"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/relay/rabbitpub"
-	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
-// TestEndToEndEveryDatabaseTwoRelays: on every database (SQLite, PostgreSQL
-// with lib/pq and pgx, MariaDB; the server ones when their variable is
-// set), two relays share the table and publish through rabbitpub; every
-// committed event reaches the queue once, in per-aggregate order.
+// TestEndToEndEveryDatabaseTwoRelays: on every database, two relays share
+// the table and publish through rabbitpub; every committed event reaches the
+// queue once, in per-aggregate order, and nothing more does.
 func TestEndToEndEveryDatabaseTwoRelays(t *testing.T) {
-	for _, tgt := range testdb.Targets() {
-		t.Run(tgt.Name, func(t *testing.T) {
-			ctx := ctxTimeout(t, 90*time.Second)
-			b := newBroker(t)
-			x := b.exchange()
-			q := b.queue(x, "order.#")
-			db, _ := tgt.Open(t)
-			d := testdb.NewDialect(t, tgt.Dialect)
-			if err := d.Migrate(ctx, db); err != nil {
-				t.Fatal(err)
-			}
-			var relays []*relay.Relay
-			for i := range 2 {
-				pub := newPub(t, b.url, rabbitpub.WithExchange(x))
-				r, err := relay.New(db, d, pub, relay.Config{Owner: fmt.Sprint("r", i),
-					PollInterval: 50 * time.Millisecond, RebalanceInterval: 200 * time.Millisecond})
-				if err != nil {
-					t.Fatal(err)
+	pubtest.EveryDatabase(t, 2, func(t *testing.T) pubtest.Broker {
+		b := newBroker(t)
+		x := b.exchange()
+		q := b.queue(x, "order.#")
+		return pubtest.Broker{
+			Publisher: func(t *testing.T) relay.Publisher { return newPub(t, b.url, rabbitpub.WithExchange(x)) },
+			Consume: func(t *testing.T, ctx context.Context, n int) []pubtest.Delivery {
+				var out []pubtest.Delivery
+				for _, m := range b.consume(q, n) {
+					agg, _ := m.Headers[rabbitpub.HeaderAggregateID].(string)
+					out = append(out, pubtest.Delivery{Aggregate: agg, Payload: string(m.Body), ID: m.MessageId})
 				}
-				relays = append(relays, r)
-			}
-			ob, err := txoutbox.New(db, d, txoutbox.WithRelay(relays[0]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			const aggregates, perAggregate = 8, 10
-			commit := func(k int) {
-				var opts []txoutbox.TxOption
-				if k%2 == 1 {
-					opts = append(opts, txoutbox.TimeCritical())
+				if extra := b.depth(q); extra != 0 {
+					t.Errorf("%d messages beyond the %d events", extra, n)
 				}
-				tx, err := ob.Begin(ctx, nil, opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for a := range aggregates {
-					if _, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: fmt.Sprint(a),
-						EventType: "order.step", Payload: fmt.Appendf(nil, "%d", k)}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := tx.Commit(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for k := range perAggregate / 2 {
-				commit(k)
-			}
-			rctx, stop := context.WithCancel(ctx)
-			var wg sync.WaitGroup
-			errs := make(chan error, len(relays))
-			for _, r := range relays {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs <- r.Run(rctx)
-				}()
-			}
-			for k := perAggregate / 2; k < perAggregate; k++ {
-				commit(k)
-			}
-			const n = aggregates * perAggregate
-			got := b.consume(q, n)
-			stop()
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				if err != nil {
-					t.Fatalf("Run: %v", err)
-				}
-			}
-			if extra := b.depth(q); extra != 0 {
-				t.Errorf("%d messages beyond the %d events", extra, n)
-			}
-			next := make(map[string]int)
-			for _, m := range got {
-				agg, _ := m.Headers[rabbitpub.HeaderAggregateID].(string)
-				if want := fmt.Sprint(next[agg]); string(m.Body) != want {
-					t.Fatalf("aggregate %s: got step %s, want %s (order)", agg, m.Body, want)
-				}
-				next[agg]++
-			}
-			if len(next) != aggregates {
-				t.Errorf("%d aggregates delivered, want %d", len(next), aggregates)
-			}
-		})
-	}
+				return out
+			},
+		}
+	})
 }
