@@ -183,14 +183,7 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 		}
 		return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
 	}
-	if latest := d.migrator.Required(); int(v.Int64) < latest {
-		return 0, fmt.Errorf("%w: table %s is at version %d, this version needs %d", dialects.ErrSchemaVersion, d.table, v.Int64, latest)
-	}
-	if d.partitions != 0 && d.partitions != n {
-		return 0, fmt.Errorf("%w: table %s has %d partitions, the dialect was given %d (WithPartitions)",
-			dialects.ErrPartitionMismatch, d.table, n, d.partitions)
-	}
-	return n, nil
+	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
 }
 
 // lockNamespaces returns the advisory lock namespaces (the first key of a

@@ -263,3 +263,18 @@ const WriterVersion = 3
 // Required is the schema version the dialect's writers check for: the
 // newest migration, at most WriterVersion.
 func (m *Migrator) Required() int { return min(m.Latest(), WriterVersion) }
+
+// CheckPartitions applies Dialect.Partitions' rules to what a dialect's
+// partitions.sql read for table: the schema version (NULL before versioned
+// migrations) must be at least Required, and a configured count (0: any)
+// must equal the table's n. It returns n.
+func (m *Migrator) CheckPartitions(table string, n int, version sql.NullInt64, configured int) (int, error) {
+	if latest := m.Required(); int(version.Int64) < latest {
+		return 0, fmt.Errorf("%w: table %s is at version %d, this version needs %d", dialects.ErrSchemaVersion, table, version.Int64, latest)
+	}
+	if configured != 0 && configured != n {
+		return 0, fmt.Errorf("%w: table %s has %d partitions, the dialect was given %d (WithPartitions)",
+			dialects.ErrPartitionMismatch, table, n, configured)
+	}
+	return n, nil
+}
