@@ -74,13 +74,15 @@ func rowsRead(t *testing.T, db *sql.DB) int64 {
 }
 
 // TestStatsCost: on a table of published rows kept for Retention and a
-// small backlog, Stats is one statement whose plan reads no table whole,
-// and the rows it reads (the server's own Handler_read_* counters of the
-// session) are bounded by the pending rows and the exact-count cap
-// (dialects.StatsExactPublished) and do not change when more published
-// rows are added; it gives exact pending and dead counts and a published
-// estimate within 1%. -stats.big uses 1,000,000 published rows (then
-// 100,000 more) and 1,000 pending and logs the time per Stats.
+// small backlog, Stats and PastRetention (a scrape) are one statement
+// each whose plan reads no table whole, and the rows each reads (the
+// server's own Handler_read_* counters of the session) are bounded by the
+// pending rows and the caps of their counts (dialects.StatsExactPublished,
+// dialects.PastRetentionCap) and do not change when more published rows
+// are added. Stats gives exact pending and dead counts and a published
+// estimate within 1%; PastRetention its cap + 1. -stats.big uses
+// 1,000,000 published rows (then 100,000 more) and 1,000 pending and logs
+// the time per call.
 func TestStatsCost(t *testing.T) {
 	published, pending := 20000, 100
 	if *statsBig {
@@ -100,60 +102,86 @@ func TestStatsCost(t *testing.T) {
 	}
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	fill(t, plain, base, 1, published+pending, published+1)
+	// Every published row is past a retention of a minute an hour later.
+	now, retention := base.Add(time.Hour), time.Minute
 
-	b, err := os.ReadFile("sql/stats.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkPlan(t, db, sqlkit.Render(string(b), d.Table()), dialects.StatsExactPublished+1)
-
-	// Stats reads the pending rows twice (count, oldest), up to the cap of
-	// published index entries and the same number from the derived table
-	// that counts them (Handler_read_rnd_next), and a few index ends and
-	// blocked rows.
-	bound := 2*int64(dialects.StatsExactPublished+1) + 3*int64(pending) + 100
-	var times []time.Duration
-	measure := func(wantPublished int) int64 {
-		t.Helper()
-		var read int64
-		for i := range 5 {
-			r, stmts, took, err := cost(t, db, n, func() error {
-				s, err := d.Stats(ctx, db)
-				if err == nil && (s.Pending != int64(pending) || s.Dead != 0 || !s.PublishedEstimated ||
-					s.Published < int64(wantPublished)*99/100 || s.Published > int64(wantPublished)*101/100 ||
-					!s.OldestPending.Equal(base.Add(time.Duration(published+1)*time.Microsecond)) ||
-					!s.OldestPublished.Equal(base.Add(time.Microsecond))) {
-					err = fmt.Errorf("stats %+v", s)
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if stmts != 1 {
-				t.Fatalf("Stats sent %d statements, want 1", stmts)
-			}
-			if r > bound {
-				t.Fatalf("Stats read %d rows, want at most %d (%d published rows kept, %d pending)", r, bound, wantPublished, pending)
-			}
-			if i > 0 && r != read {
-				t.Fatalf("Stats read %d rows, then %d on the same table", read, r)
-			}
-			read = r
-			times = append(times, took)
+	for file, args := range map[string][]any{
+		"stats.sql":                  {dialects.StatsExactPublished + 1},
+		"inspect_past_retention.sql": {now.Add(-retention), dialects.PastRetentionCap + 1},
+	} {
+		b, err := os.ReadFile("sql/" + file)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return read
+		checkPlan(t, db, sqlkit.Render(string(b), d.Table()), args...)
+	}
+
+	calls := []struct {
+		name string
+		// bound on the rows read: Stats reads the pending rows twice
+		// (count, oldest); each capped count reads up to its cap of index
+		// entries and as many rows of the derived table that counts them
+		// (Handler_read_rnd_next); plus a few index ends and blocked rows.
+		bound int64
+		call  func(wantPublished int) error
+	}{
+		{"Stats", 2*int64(dialects.StatsExactPublished+1) + 3*int64(pending) + 100, func(wantPublished int) error {
+			s, err := d.Stats(ctx, db)
+			if err == nil && (s.Pending != int64(pending) || s.Dead != 0 || !s.PublishedEstimated ||
+				s.Published < int64(wantPublished)*99/100 || s.Published > int64(wantPublished)*101/100 ||
+				!s.OldestPending.Equal(base.Add(time.Duration(published+1)*time.Microsecond)) ||
+				!s.OldestPublished.Equal(base.Add(time.Microsecond))) {
+				err = fmt.Errorf("stats %+v", s)
+			}
+			return err
+		}},
+		{"PastRetention", 2*int64(dialects.PastRetentionCap+1) + 100, func(int) error {
+			past, err := d.PastRetention(ctx, db, now, retention)
+			if err == nil && past != dialects.PastRetentionCap+1 {
+				err = fmt.Errorf("PastRetention = %d, want the cap + 1 (%d)", past, dialects.PastRetentionCap+1)
+			}
+			return err
+		}},
+	}
+	times := map[string][]time.Duration{}
+	measure := func(wantPublished int) map[string]int64 {
+		t.Helper()
+		reads := map[string]int64{}
+		for _, c := range calls {
+			for i := range 5 {
+				r, stmts, took, err := cost(t, db, n, func() error { return c.call(wantPublished) })
+				if err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+				if stmts != 1 {
+					t.Fatalf("%s sent %d statements, want 1", c.name, stmts)
+				}
+				if r > c.bound {
+					t.Fatalf("%s read %d rows, want at most %d (%d published rows kept, %d pending)",
+						c.name, r, c.bound, wantPublished, pending)
+				}
+				if i > 0 && r != reads[c.name] {
+					t.Fatalf("%s read %d rows, then %d on the same table", c.name, reads[c.name], r)
+				}
+				reads[c.name] = r
+				times[c.name] = append(times[c.name], took)
+			}
+		}
+		return reads
 	}
 	read1 := measure(published)
 	fill(t, plain, base, published+pending+1, published+pending+more, 0)
 	read2 := measure(published + more)
-	if read2 != read1 {
-		t.Errorf("Stats read %d rows with %d published rows kept, %d with %d: the cost grows with the table",
-			read1, published, read2, published+more)
+	for _, c := range calls {
+		if read2[c.name] != read1[c.name] {
+			t.Errorf("%s read %d rows with %d published rows kept, %d with %d: the cost grows with the table",
+				c.name, read1[c.name], published, read2[c.name], published+more)
+		}
+		ts := times[c.name]
+		slices.Sort(ts)
+		t.Logf("MariaDB/MySQL, %d then %d published rows kept, %d pending: %s read %d rows (bound %d), median %v (min %v, max %v) over %d runs",
+			published, published+more, pending, c.name, read1[c.name], c.bound, ts[len(ts)/2], ts[0], ts[len(ts)-1], len(ts))
 	}
-	slices.Sort(times)
-	t.Logf("MariaDB/MySQL, %d then %d published rows kept, %d pending: Stats read %d rows (bound %d), median %v (min %v, max %v) over %d runs",
-		published, published+more, pending, read1, bound, times[len(times)/2], times[0], times[len(times)-1], len(times))
 }
 
 // openCounting opens a fresh database (plain) and a second handle on it
