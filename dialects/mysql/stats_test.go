@@ -250,8 +250,9 @@ func fill(t *testing.T, db *sql.DB, base time.Time, lo, hi, pendingFrom int) {
 		    created_at, state, next_attempt_at, part, published_at)
 		SELECT i, UUID(), 'o', CONCAT('a', i MOD 1000), 'e', 'p', 'text/plain', DATE_ADD(?, INTERVAL i MICROSECOND),
 		       IF(i < ?, 1, 0), ?, i MOD 64, IF(i < ?, DATE_ADD(?, INTERVAL i MICROSECOND), NULL)
-		FROM (SELECT a.n * 1000 + b.n + 1 AS i FROM nums a CROSS JOIN nums b) g
-		WHERE i BETWEEN ? AND ?`, base, pendingFrom, base, pendingFrom, base, lo, hi); err != nil {
+		FROM (SELECT a.n * 1000000 + b.n * 1000 + c.n + 1 AS i FROM nums a CROSS JOIN nums b CROSS JOIN nums c
+		      WHERE a.n BETWEEN (? - 1) DIV 1000000 AND (? - 1) DIV 1000000) g
+		WHERE i BETWEEN ? AND ?`, base, pendingFrom, base, pendingFrom, base, lo, hi, lo, hi); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, "ANALYZE TABLE outbox"); err != nil {
