@@ -16,6 +16,8 @@ type Result struct {
 	// Name is the benchmark's name without the -GOMAXPROCS suffix
 	// ("BenchmarkDrain/postgres/jetstream/relays=1/batch=500/update").
 	Name string
+	// Procs is the -GOMAXPROCS suffix of the line (0 when absent).
+	Procs int
 	// Iterations is b.N.
 	Iterations int
 	// Metrics maps each reported unit ("events/s") to its value.
@@ -50,6 +52,9 @@ func Parse(r io.Reader) (results []*Result, header map[string]string, err error)
 			continue
 		}
 		res := &Result{Name: procSuffix.ReplaceAllString(f[0], ""), Iterations: n, Metrics: map[string]float64{}}
+		if m := procSuffix.FindString(f[0]); m != "" {
+			res.Procs, _ = strconv.Atoi(m[1:])
+		}
 		for i := 2; i+1 < len(f); i += 2 {
 			v, err := strconv.ParseFloat(f[i], 64)
 			if err != nil {

@@ -37,14 +37,14 @@ ok  	github.com/jitoutbox/jitoutbox/bench	12.3s
 		t.Fatalf("%d results, want 3: %+v", len(rs), rs)
 	}
 	a1 := rs[0]
-	if a1.Name != "BenchmarkA/postgres/n=1" || a1.Iterations != 3 || a1.Metrics["read-us/batch"] != 400 || len(a1.Units) != 1 {
+	if a1.Name != "BenchmarkA/postgres/n=1" || a1.Iterations != 3 || a1.Procs != 2 || a1.Metrics["read-us/batch"] != 400 || len(a1.Units) != 1 {
 		t.Errorf("first result (repeated) = %+v", a1)
 	}
 	if r := Find(rs, "BenchmarkA/postgres/n=10"); r == nil || r.Metrics["read-us/batch"] != 1000 {
 		t.Errorf("n=10 = %+v", r)
 	}
 	b := Find(rs, "BenchmarkB")
-	if b == nil || b.Metrics["x/y"] != 5 || len(b.Metrics) != 1 {
+	if b == nil || b.Metrics["x/y"] != 5 || len(b.Metrics) != 1 || b.Procs != 16 {
 		t.Errorf("BenchmarkB stops at the first value that is not a number: %+v", b)
 	}
 	if Find(rs, "BenchmarkC") != nil {

@@ -123,8 +123,8 @@ type Calibration struct {
 	// (its code beyond the dialect and the publisher): the relay process's
 	// CPU per event in the drain less the stages' client CPU.
 	RelayWall float64
-	// RelayCPU is the machine CPU per event the drain spent beyond the
-	// stages' own (the relay's code, its extra statements, scheduling).
+	// RelayCPU is the CPU per event the relay adds to the machine's beyond
+	// the stages' own.
 	RelayCPU float64
 }
 
@@ -366,13 +366,15 @@ func (c Calibration) flushLimit(n float64, relays int) Limit {
 }
 
 // CalibrateDrain sets RelayWall, RelayCPU and Overlap from one measured
-// drain of scenario s (usually one relay on this machine, the backlog of
-// the benchmarks): its rate, the machine's CPU per event and the relay
-// process's CPU per event. RelayWall is the relay process's CPU per event
-// less the stages' client CPU; RelayCPU the machine's less the stages'
-// machine CPU; Overlap is then solved from the rate and kept in [0, 1]
-// (clamped says it had to be).
-func (c *Calibration) CalibrateDrain(s Scenario, rate, machineCPU, relayCPU float64) (clamped bool, err error) {
+// drain of scenario s (usually one relay on this machine, the benchmarks'
+// backlog): its rate and the relay process's CPU per event. The relay's
+// own work per event, beyond the stages' client code, is its CPU less the
+// stages' client CPU: it is RelayWall (on the batch's path) and RelayCPU
+// (added to the machine's); the servers' share is taken as the stages
+// measured it, as a shared machine's CPU meter also counts other programs.
+// Overlap is then solved from the rate and kept in [0, 1] (clamped says it
+// had to be).
+func (c *Calibration) CalibrateDrain(s Scenario, rate, relayCPU float64) (clamped bool, err error) {
 	if err := s.Validate(); err != nil {
 		return false, err
 	}
@@ -381,16 +383,14 @@ func (c *Calibration) CalibrateDrain(s Scenario, rate, machineCPU, relayCPU floa
 	}
 	n := float64(s.Batch)
 	c.RelayWall = math.Max(relayCPU-(c.DBWork.Client.At(n)+c.Broker.Client.At(n))/n, 0)
-	c.RelayCPU = math.Max(machineCPU-(c.DBWork.Machine.At(n)+c.Broker.Machine.At(n))/n, 0)
+	c.RelayCPU = c.RelayWall
 	active := min(s.Relays, s.Partitions)
 	loads, aggsPer := relayLoads(s, active)
 	waves, load := 1, 1/float64(active)
 	for r, l := range loads { // the busiest relay sets the drain's end
-		if l > load || r == 0 {
+		if r == 0 || l > load {
 			load = l
-			if aggsPer[r] > 0 {
-				waves = int(math.Ceil(n / float64(aggsPer[r])))
-			}
+			waves = max(int(math.Ceil(n/math.Max(float64(aggsPer[r]), 1))), 1)
 		}
 	}
 	measured := n / (rate * load) * 1e6 // the busiest relay's cycle
