@@ -30,6 +30,7 @@ var (
 	scaleBatches = flag.String("scale.batches", "1,10,100,500", "batch sizes BenchmarkScaleModel measures each stage at (two or more: the model fits a fixed and a per-event cost)")
 	scaleDBs     = flag.String("scale.dbs", "postgres,mysql,sqlite", "comma-separated databases BenchmarkScaleModel measures")
 	scaleSamples = flag.Int("scale.samples", 1000, "messages BenchmarkScaleModel/jetstream/latency times")
+	scaleDrain   = flag.Int("scale.drain", 50_000, "backlog of BenchmarkScaleModel's drains (1, 2 and 4 relays), measured next to the stages")
 )
 
 // BenchmarkScaleModel measures the per-stage costs the scaling model
@@ -54,7 +55,14 @@ var (
 //   - <db>/insert/batch=N: a producer's transaction of N events through
 //     txoutbox (one multi-row INSERT, COMMIT), insert-µs/batch and CPU.
 //   - .../fit: the fixed cost and the cost per event of each of the above
-//     (least squares over the batch sizes) and the fit's r2.
+//     (least squares over the batch sizes, on relative errors) and the
+//     fit's r2.
+//   - <db>/<mode>/drain/relays=N: right after the stages, the relay's drain
+//     of a -scale.drain backlog with N relays (batch 500): events/s, CPU
+//     per event (self-cpu-µs/event: the relays' process), and
+//     others-cores, the cores other programs kept busy during an idle
+//     second just before (the model's measured points, side by side with
+//     its calibration).
 //
 // The backlog is -drain.aggregates aggregates round-robin, as in
 // BenchmarkDrain. Run with -benchtime=1x; each window handles -scale.events
@@ -77,6 +85,20 @@ func BenchmarkScaleModel(b *testing.B) {
 	for _, dbName := range strings.Split(*scaleDBs, ",") {
 		b.Run(dbName, func(b *testing.B) { scaleDB(b, dbName, sizes) })
 	}
+}
+
+// othersCores returns the cores other programs kept busy during an idle
+// second of this benchmark (the machine's busy CPU while it waits; 0 off
+// Linux).
+func othersCores() float64 {
+	var m cpuMeter
+	m.start()
+	time.Sleep(time.Second)
+	m.stop(1)
+	if !m.ok || m.wall <= 0 {
+		return 0
+	}
+	return m.busy.Seconds() / m.wall.Seconds()
 }
 
 // windowBatches is the number of batches of size n in one timed window.
@@ -198,7 +220,7 @@ func scaleJetStream(b *testing.B, sizes []int) {
 	_, js := benchJetStream(b)
 	sm := serverMeter{inProcess: os.Getenv(testnats.EnvURL) == ""} // else testnats runs an embedded server
 	if !sm.inProcess {
-		sm.pids = findProcesses("nats-server")
+		sm.pids = natsServerPID(os.Getenv(testnats.EnvURL))
 	}
 	fp := fitPoints{}
 	for _, n := range sizes {
@@ -312,6 +334,7 @@ func scaleLatency(b *testing.B, js jetstream.JetStream) {
 
 func scaleDB(b *testing.B, dbName string, sizes []int) {
 	ctx := context.Background()
+	nc, js := benchJetStream(b)
 	db, d, dsn := openDBDSN(b, dbName, 16)
 	bd := &benchDB{name: dbName, db: db, dialect: d}
 	// work runs the timed statements; on PostgreSQL it is one connection,
@@ -333,7 +356,7 @@ func scaleDB(b *testing.B, dbName string, sizes []int) {
 		}
 		nosync, _ = openBackend(b, ndsn)
 	case "mysql":
-		sm.pids = findProcesses("mariadbd", "mysqld") // the whole server: others' work counts too
+		sm.pids = mysqldPID(b, db) // the whole server: others' work on it counts too
 	case "sqlite":
 		sm.inProcess = true
 	}
@@ -345,16 +368,15 @@ func scaleDB(b *testing.B, dbName string, sizes []int) {
 	for p := range all {
 		all[p] = p
 	}
-	sess, err := d.OpenSession(ctx, db, "scalemodel", time.Minute)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = sess.Close() })
-	if taken, err := sess.Take(ctx, all, time.Now()); err != nil || len(taken) != parts {
-		b.Fatalf("scalemodel: took %d of %d partitions: %v", len(taken), parts, err)
-	}
 	for _, mode := range []string{"update", "delete"} {
 		b.Run(mode, func(b *testing.B) {
+			sess, err := d.OpenSession(ctx, db, "scalemodel", time.Minute)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if taken, err := sess.Take(ctx, all, time.Now()); err != nil || len(taken) != parts {
+				b.Fatalf("scalemodel: took %d of %d partitions: %v", len(taken), parts, err)
+			}
 			fp := fitPoints{}
 			for _, n := range sizes {
 				b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
@@ -372,6 +394,20 @@ func scaleDB(b *testing.B, dbName string, sizes []int) {
 				})
 			}
 			b.Run("fit", fp.report)
+			if err := sess.Close(); err != nil { // the relays of the drains take the partitions
+				b.Fatal(err)
+			}
+			for _, relays := range []int{1, 2, 4} {
+				b.Run(fmt.Sprintf("drain/relays=%d", relays), func(b *testing.B) {
+					others := othersCores()
+					var cpu cpuMeter
+					pub := benchPublisher(b, js, nc, "jetstream")
+					rate := drain(b, bd, pub, backlog{*scaleDrain, *drainAggregates}, relays, limitsBatch, mode == "delete", &cpu)
+					b.ReportMetric(rate, "events/s")
+					b.ReportMetric(others, "others-cores")
+					cpu.report(b, "", "event")
+				})
+			}
 		})
 	}
 	b.Run("insert", func(b *testing.B) { scaleInsert(b, bd, work, sm, sizes) })
@@ -513,4 +549,39 @@ func withParam(dsn, key, value string) (string, error) {
 		return u.String(), nil
 	}
 	return dsn + " " + key + "=" + value, nil
+}
+
+// mysqldPID returns the pid of the MariaDB/MySQL server db talks to, from
+// its pid file, when it is a process of this machine (nil otherwise).
+func mysqldPID(b *testing.B, db *sql.DB) []int {
+	var file string
+	if err := db.QueryRowContext(context.Background(), "SELECT @@pid_file").Scan(&file); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || !slices.Contains(findProcesses("mariadbd", "mysqld"), pid) {
+		return nil
+	}
+	return []int{pid}
+}
+
+// natsServerPID returns the pid of the nats-server process serving url:
+// the only one, or the one whose command line names url's port.
+func natsServerPID(url string) []int {
+	pids := findProcesses("nats-server")
+	if len(pids) <= 1 {
+		return pids
+	}
+	port := url[strings.LastIndexByte(url, ':')+1:]
+	for _, pid := range pids {
+		cmd, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if err == nil && slices.Contains(strings.Split(string(cmd), "\x00"), port) {
+			return []int{pid}
+		}
+	}
+	return nil
 }

@@ -55,7 +55,9 @@ func TestRun(t *testing.T) {
 	// per event: the stages' client CPU is (520 + 505) / 500 = 2.05, so
 	// the relay's own work is 4.45 µs an event, 2225 per batch. At 125,000
 	// events/s a cycle is 4000 µs: overlap (2350 + 2225 − 4000) / 1050.
-	drain := "BenchmarkDrainScaling/postgres/update-2 \t1\t125000 relays1-events/s\t6.5 relays1-self-cpu-µs/event\t200000 relays2-events/s\t210000 relays4-events/s\t0 ns/op\n"
+	drain := "BenchmarkScaleModel/postgres/update/drain/relays=1-2 \t1\t125000 events/s\t0 others-cores\t6.5 self-cpu-µs/event\n" +
+		"BenchmarkScaleModel/postgres/update/drain/relays=2-2 \t1\t80000 events/s\t1 others-cores\t7 self-cpu-µs/event\n" +
+		"BenchmarkDrainScaling/postgres/update-2 \t1\t120000 relays1-events/s\t6.5 relays1-self-cpu-µs/event\t200000 relays2-events/s\t210000 relays4-events/s\t0 ns/op\n"
 	var out bytes.Buffer
 	if err := run([]string{"-db", "postgres", "-relays", "1,2,64", writeFile(t, output(drain))}, &out, &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
@@ -70,9 +72,13 @@ func TestRun(t *testing.T) {
 		"| postgres/update | 50.0 | 2.00 | 250.0 |", // the flush: 200 − 150
 		fmt.Sprintf("overlap of the stages %.2f", (2350+2225-4000)/1050.0),
 		"the relay's own work 4.45 µs per event",
-		"| PostgreSQL update drain, 1 relay(s), events/s (the calibration point) | 125,000 | 125,000 | 1.00 |",
-		"| PostgreSQL update drain, 2 relay(s), events/s |",
-		"| PostgreSQL time-critical p50 at light load (relay in process), µs | 252.0 | 504.0 | 2.00 |",
+		"| PostgreSQL update drain, 1 relay(s), events/s (BenchmarkScaleModel) **calibration point** | 2.00 | 125,000 | 125,000 | 1.00 | relay pipeline |",
+		// CPU per event: database (100 + 4·500) / 500 = 4.2, broker
+		// (10 + 3·500) / 500 = 3.02, the relay 4.45: 11.67 µs. One core
+		// left by other programs: 1e6 / 11.67.
+		"| PostgreSQL update drain, 2 relay(s), events/s (BenchmarkScaleModel) | 1.00 | 85,690 | 80,000 | 0.93 | CPU |",
+		"| PostgreSQL update drain, 4 relay(s), events/s (BenchmarkDrainScaling) | 2.00 | 171,380 | 210,000 | 1.23 | CPU |",
+		"| PostgreSQL time-critical p50 at light load (relay in process), µs | | 252.0 | 504.0 | 2.00 |",
 		"#### Where each limit sits with 64 relays, and what to do at it",
 		"| CPU **(binds)** |",
 		"more partitions than relays", "32 publish waves",
@@ -96,7 +102,7 @@ func TestRunCluster(t *testing.T) {
 	}
 	s := out.String()
 	for _, want := range []string{"4 shards of 16 cores each, broker 24 cores, 3 replicas", "| database CPU |", "| broker |",
-		"hottest aggregate 1.0% of events", "no BenchmarkDrainScaling/postgres/update line", "| hot aggregate |",
+		"hottest aggregate 1.0% of events", "no one-relay drain of postgres/update", "| hot aggregate |",
 		"shard the outbox", "split the aggregate", "each replica costs a copy"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q\n%s", want, s)

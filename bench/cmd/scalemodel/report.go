@@ -22,7 +22,7 @@ var dbLabel = map[string]string{"postgres": "PostgreSQL", "mysql": "MariaDB", "s
 
 // relayTerms are the model's terms calibrated on one measured drain.
 type relayTerms struct {
-	from                  string // db/mode of the drain
+	from, source          string // db/mode of the drain, its benchmark
 	rate, relayCPU        float64
 	overlap, wall, cpuAdd float64
 	clamped, ok           bool
@@ -79,31 +79,83 @@ func (m *model) scenario(relays int) scalemodel.Scenario {
 	return s
 }
 
-// calibrateRelay fits the relay terms on the one-relay drain of
+// drainPoint is one measured drain.
+type drainPoint struct {
+	key            string // db/mode
+	relays         int
+	rate, relayCPU float64
+	// others is the cores other programs kept busy just before (-1: not
+	// measured).
+	others float64
+	// source names the benchmark line, cmd the command that measures it.
+	source, cmd string
+}
+
+// drains returns the measured drains of key: BenchmarkScaleModel's (next
+// to the calibration) first, then BenchmarkDrainScaling's.
+func (m *model) drains(key string) []drainPoint {
+	var out []drainPoint
+	for _, n := range []int{1, 2, 4} {
+		name := fmt.Sprintf("%s/%s/drain/relays=%d", scalemodel.Benchmark, key, n)
+		if r := benchparse.Find(m.results, name); r != nil {
+			rate, ok := r.Metrics["events/s"]
+			if !ok {
+				continue
+			}
+			others, ok := r.Metrics["others-cores"]
+			if !ok {
+				others = -1
+			}
+			out = append(out, drainPoint{key: key, relays: n, rate: rate, relayCPU: r.Metrics["self-cpu-µs/event"], others: others,
+				source: scalemodel.Benchmark,
+				cmd:    fmt.Sprintf("go test -run '^$' -bench '^%s$/%s/drain' -benchtime=1x ./bench/ -scale.dbs=%s", scalemodel.Benchmark, key, strings.Split(key, "/")[0])})
+		}
+	}
+	if r := benchparse.Find(m.results, drainBench+"/"+key); r != nil {
+		for _, n := range []int{1, 2, 4} {
+			if rate, ok := r.Metrics["relays"+strconv.Itoa(n)+"-events/s"]; ok {
+				out = append(out, drainPoint{key: key, relays: n, rate: rate, relayCPU: r.Metrics["relays"+strconv.Itoa(n)+"-self-cpu-µs/event"],
+					others: -1, source: drainBench,
+					cmd: fmt.Sprintf("go test -run '^$' -bench '^%s$/%s' -benchtime=1x ./bench/", drainBench, key)})
+			}
+		}
+	}
+	return out
+}
+
+// scenarioFor is the scenario of a measured drain: the benchmarks' with
+// its relays, on the cores other programs left (when measured).
+func (m *model) scenarioFor(d drainPoint) scalemodel.Scenario {
+	s := m.scenario(d.relays)
+	if d.others >= 0 {
+		s.Cores = math.Max(s.Cores-d.others, 0.1)
+	}
+	return s
+}
+
+// calibrateRelay fits the relay terms on the first one-relay drain of
 // o.calibrate and gives them to every calibration.
 func (m *model) calibrateRelay() error {
 	c, ok := m.cals[m.o.calibrate]
 	if !ok {
 		return fmt.Errorf("%w: -calibrate %s: no BenchmarkScaleModel lines of it", errUsage, m.o.calibrate)
 	}
-	r := benchparse.Find(m.results, drainBench+"/"+m.o.calibrate)
-	if r == nil {
+	var d *drainPoint
+	for _, p := range m.drains(m.o.calibrate) {
+		if p.relays == 1 && p.relayCPU > 0 {
+			d = &p
+			break
+		}
+	}
+	if d == nil {
 		return nil // no drain measured: overlap 0, no relay term
 	}
-	rate, ok1 := r.Metrics["relays1-events/s"]
-	cpu, ok2 := r.Metrics["relays1-self-cpu-µs/event"]
-	if !ok1 || !ok2 {
-		return fmt.Errorf("%s/%s lacks relays1-events/s or relays1-self-cpu-µs/event", drainBench, m.o.calibrate)
-	}
-	if m.procs == 0 {
-		m.procs = r.Procs
-	}
-	clamped, err := c.CalibrateDrain(m.scenario(1), rate, cpu)
+	clamped, err := c.CalibrateDrain(m.scenarioFor(*d), d.rate, d.relayCPU)
 	if err != nil {
 		return err
 	}
-	m.relay = relayTerms{from: m.o.calibrate, rate: rate, relayCPU: cpu, overlap: c.Overlap, wall: c.RelayWall,
-		cpuAdd: c.RelayCPU, clamped: clamped, ok: true}
+	m.relay = relayTerms{from: m.o.calibrate, source: d.source, rate: d.rate, relayCPU: d.relayCPU, overlap: c.Overlap,
+		wall: c.RelayWall, cpuAdd: c.RelayCPU, clamped: clamped, ok: true}
 	for k, cal := range m.cals {
 		cal.Overlap, cal.RelayWall, cal.RelayCPU = c.Overlap, c.RelayWall, c.RelayCPU
 		m.cals[k] = cal
@@ -146,16 +198,17 @@ func (m *model) writeCalibration(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	if !m.relay.ok {
-		fmt.Fprintf(w, "Relay terms: no %s/%s line, so overlap 0 and no relay cost beyond the stages.\n\n", drainBench, m.o.calibrate)
+		fmt.Fprintf(w, "Relay terms: no one-relay drain of %s (%s/%s/drain or %s/%s), so overlap 0 and no relay cost beyond the stages.\n\n",
+			m.o.calibrate, scalemodel.Benchmark, m.o.calibrate, drainBench, m.o.calibrate)
 		return
 	}
 	note := ""
 	if m.relay.clamped {
 		note = " (clamped to [0, 1]: the drain is outside what the stages explain)"
 	}
-	fmt.Fprintf(w, "Relay terms, calibrated on %s/%s with 1 relay (%s events/s, relay process %s µs CPU per event): "+
+	fmt.Fprintf(w, "Relay terms, calibrated on the drain of %s %s with 1 relay (%s: %s events/s, relay process %s µs CPU per event): "+
 		"overlap of the stages %.2f%s; the relay's own work %s µs per event (its CPU less the stages' client CPU).\n\n",
-		drainBench, m.relay.from, num(m.relay.rate), num(m.relay.relayCPU), m.relay.overlap, note, num(m.relay.wall))
+		m.relay.from, m.relay.source, m.relay.source, num(m.relay.rate), num(m.relay.relayCPU), m.relay.overlap, note, num(m.relay.wall))
 }
 
 func (m *model) writePredictions(w io.Writer) error {
@@ -219,35 +272,30 @@ func (m *model) writePredictions(w io.Writer) error {
 // writeChecks compares the model with the drains and latencies measured
 // in the same files.
 func (m *model) writeChecks(w io.Writer) error {
-	fmt.Fprintf(w, "### Predicted against measured (same files)\n\n| point | predicted | measured | measured / predicted | binding limit | command |\n|---|---:|---:|---:|---|---|\n")
+	fmt.Fprintf(w, "### Predicted against measured (same files)\n\n")
+	fmt.Fprintf(w, "A drain is predicted on the cores other programs left (the machine's busy CPU during an idle second just before it; "+
+		"%d cores in all).\n\n", m.procs)
+	fmt.Fprintf(w, "| point | cores left | predicted | measured | measured / predicted | binding limit | command |\n|---|---:|---:|---:|---:|---|---|\n")
 	rows := 0
 	for _, k := range m.keys {
-		r := benchparse.Find(m.results, drainBench+"/"+k)
-		if r == nil {
-			continue
-		}
 		db, mode, _ := strings.Cut(k, "/")
-		for _, n := range []int{1, 2, 4} {
-			got, ok := r.Metrics["relays"+strconv.Itoa(n)+"-events/s"]
-			if !ok {
-				continue
-			}
-			p, err := scalemodel.Predict(m.cals[k], m.scenario(n))
+		for _, d := range m.drains(k) {
+			s := m.scenarioFor(d)
+			p, err := scalemodel.Predict(m.cals[k], s)
 			if err != nil {
 				return err
 			}
-			label := fmt.Sprintf("%s %s drain, %d relay(s), events/s", dbLabel[db], mode, n)
-			if n == 1 && k == m.relay.from {
-				label += " (the calibration point)"
+			label := fmt.Sprintf("%s %s drain, %d relay(s), events/s (%s)", dbLabel[db], mode, d.relays, d.source)
+			if d.relays == 1 && k == m.relay.from && d.source == m.relay.source {
+				label += " **calibration point**"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %.2f | %s | `go test -run '^$' -bench '^%s$/%s' -benchtime=1x ./bench/` |\n",
-				label, num(p.EventsPerSec), num(got), got/p.EventsPerSec, p.Binding, drainBench, k)
+			fmt.Fprintf(w, "| %s | %.2f | %s | %s | %.2f | %s | `%s` |\n", label, s.Cores, num(p.EventsPerSec), num(d.rate),
+				d.rate/p.EventsPerSec, p.Binding, d.cmd)
 			rows++
 		}
 	}
 	for _, db := range []string{"postgres", "mysql", "sqlite"} {
-		k := db + "/update"
-		c, ok := m.cals[k]
+		c, ok := m.cals[db+"/update"]
 		if !ok {
 			continue
 		}
@@ -263,12 +311,12 @@ func (m *model) writeChecks(w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "| %s time-critical p50 at light load (relay in process), µs | %s | %s | %.2f | wake + publish → consumer | `go test -run '^$' -bench '^%s$/%s/critical/light' -benchtime=1x ./bench/ -latency.dbs=%s` |\n",
+		fmt.Fprintf(w, "| %s time-critical p50 at light load (relay in process), µs | | %s | %s | %.2f | wake + publish → consumer | `go test -run '^$' -bench '^%s$/%s/critical/light' -benchtime=1x ./bench/ -latency.dbs=%s` |\n",
 			dbLabel[db], num(p.CriticalP50), num(got*1000), got*1000/p.CriticalP50, latencyBench, db, db)
 		rows++
 	}
 	if rows == 0 {
-		fmt.Fprintf(w, "| (no %s or %s lines in the files) | | | | | |\n", drainBench, latencyBench)
+		fmt.Fprintf(w, "| (no drain or %s lines in the files) | | | | | | |\n", latencyBench)
 	}
 	fmt.Fprintln(w)
 	return nil

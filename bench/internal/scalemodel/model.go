@@ -43,25 +43,33 @@ func (l Linear) String() string {
 var ErrFit = errors.New("scalemodel: cannot fit")
 
 // Fit fits cost = Fixed + PerEvent·n to the points (ns[i], costs[i]) by
-// least squares. It needs at least two distinct batch sizes. r2 is the
-// coefficient of determination (1 for points on a line).
+// least squares on relative errors (each point weighted by 1/cost²), so
+// that the small batches, which set the fixed cost, count as much as the
+// large ones, which set the cost per event. It needs at least two
+// distinct batch sizes. r2 is the weighted coefficient of determination
+// (1 for points on a line).
 func Fit(ns, costs []float64) (l Linear, r2 float64, err error) {
 	if len(ns) != len(costs) || len(ns) < 2 {
 		return Linear{}, 0, fmt.Errorf("%w: %d batch sizes and %d costs (want two or more of each)", ErrFit, len(ns), len(costs))
 	}
-	var sx, sy float64
+	w := make([]float64, len(ns))
+	var sw, sx, sy float64
 	for i := range ns {
-		sx += ns[i]
-		sy += costs[i]
+		w[i] = 1
+		if costs[i] != 0 {
+			w[i] = 1 / (costs[i] * costs[i])
+		}
+		sw += w[i]
+		sx += w[i] * ns[i]
+		sy += w[i] * costs[i]
 	}
-	k := float64(len(ns))
-	mx, my := sx/k, sy/k
+	mx, my := sx/sw, sy/sw
 	var sxx, sxy, syy float64
 	for i := range ns {
 		dx, dy := ns[i]-mx, costs[i]-my
-		sxx += dx * dx
-		sxy += dx * dy
-		syy += dy * dy
+		sxx += w[i] * dx * dx
+		sxy += w[i] * dx * dy
+		syy += w[i] * dy * dy
 	}
 	if sxx == 0 {
 		return Linear{}, 0, fmt.Errorf("%w: every point has batch size %g (want two or more sizes)", ErrFit, mx)

@@ -23,11 +23,27 @@ func TestFit(t *testing.T) {
 	if err != nil || !near(l.Fixed, 100, 1e-9) || !near(l.PerEvent, 3, 1e-9) || !near(r2, 1, 1e-9) {
 		t.Fatalf("Fit of 100 + 3n = %+v, r2 %v, %v", l, r2, err)
 	}
-	// (1, 10), (2, 10), (3, 16): slope 3, intercept 10 - 3·2 + ... = 6, by
-	// the normal equations: mean n 2, mean y 12, sxy 6, sxx 2.
-	l, r2, err = Fit([]float64{1, 2, 3}, []float64{10, 10, 16})
-	if err != nil || !near(l.PerEvent, 3, 1e-9) || !near(l.Fixed, 6, 1e-9) || r2 >= 1 || r2 <= 0.5 {
+	// Noisy points: the weighted residuals (weights 1/cost²) are
+	// orthogonal to 1 and to n, the normal equations of the fit.
+	ns, ys := []float64{1, 2, 3, 10}, []float64{10, 10, 16, 35}
+	l, r2, err = Fit(ns, ys)
+	if err != nil || r2 >= 1 || r2 <= 0.5 {
 		t.Fatalf("Fit of noisy points = %+v, r2 %v, %v", l, r2, err)
+	}
+	var s0, s1 float64
+	for i := range ns {
+		r := (ys[i] - l.At(ns[i])) / (ys[i] * ys[i])
+		s0 += r
+		s1 += r * ns[i]
+	}
+	if math.Abs(s0) > 1e-12 || math.Abs(s1) > 1e-12 {
+		t.Errorf("weighted residuals not orthogonal: %v, %v (fit %+v)", s0, s1, l)
+	}
+	// A point far off in the large batches weighs no more than one in the
+	// small: relative weights keep the fixed cost of the small batches.
+	l, _, _ = Fit([]float64{1, 10, 100, 500}, []float64{101, 110, 200, 1200})
+	if l.Fixed < 90 || l.Fixed > 110 { // unweighted least squares: about 59
+		t.Errorf("fixed cost %v pulled away from the small batches' 100", l.Fixed)
 	}
 	for _, c := range [][2][]float64{{{5, 5}, {1, 2}}, {{1}, {1}}, {{1, 2}, {1}}} {
 		if _, _, err := Fit(c[0], c[1]); !errors.Is(err, ErrFit) {
