@@ -43,9 +43,12 @@ var (
 //     awaiting their acks (publish-µs/batch), with the CPU of the window
 //     (cpu-µs/batch: the whole machine, mostly nats-server;
 //     self-cpu-µs/batch: this process).
-//   - jetstream/latency: the in-process wake (notify.Local), a publish of
-//     one message awaiting its ack, and the same to a consumer's receive,
-//     p50 and p99 in µs (wake-p50-us, ack-p50-us, deliver-p50-us, ...).
+//   - <db>/latency: the in-process wake (notify.Local), a publish of one
+//     message awaiting its ack, and the same to a consumer's receive, p50
+//     and p99 in µs (wake-p50-us, ack-p50-us, deliver-p50-us, ...); then
+//     <db>/critical/light: BenchmarkLatency's time-critical case at light
+//     load (the relay in process; p50-ms, ...), the measured point of the
+//     model's latency, side by side with its stages.
 //   - <db>/<mode>/batch=N: the dialect's Read of N pending rows of the
 //     partitions a session owns, then its fenced Mark of them (mode update:
 //     published state; delete), read-µs/batch and mark-µs/batch, and the CPU
@@ -264,7 +267,6 @@ func scaleJetStream(b *testing.B, sizes []int) {
 		})
 	}
 	b.Run("fit", fp.report)
-	b.Run("latency", func(b *testing.B) { scaleLatency(b, js) })
 }
 
 // scaleLatency times the in-process wake and a publish of one message to
@@ -368,6 +370,18 @@ func scaleDB(b *testing.B, dbName string, sizes []int) {
 	for p := range all {
 		all[p] = p
 	}
+	// Latency first, side by side: the stages of a time-critical event
+	// alone, then the relay delivering time-critical commits at light load.
+	b.Run("latency", func(b *testing.B) { scaleLatency(b, js) })
+	b.Run("critical/light", func(b *testing.B) {
+		subJS, err := jetstream.New(testnats.Connect(b, testnats.URL(b)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < b.N; i++ {
+			latencyCase(b, db, d, js, subJS, latModes[0], false)
+		}
+	})
 	for _, mode := range []string{"update", "delete"} {
 		b.Run(mode, func(b *testing.B) {
 			sess, err := d.OpenSession(ctx, db, "scalemodel", time.Minute)

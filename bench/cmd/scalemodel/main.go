@@ -4,14 +4,15 @@
 // sits and what to do at it, and the model's predictions against the
 // drains and latencies measured in the same files.
 //
-//	go test -run '^$' -bench '^(BenchmarkScaleModel|BenchmarkDrainScaling|BenchmarkLatency)$' -benchtime=1x ./bench/ > run.txt
+//	go test -run '^$' -bench '^BenchmarkScaleModel$' -benchtime=1x ./bench/ > run.txt
 //	go run ./bench/cmd/scalemodel -db postgres -relays 1,2,4,8 -cores 2 run.txt
 //	go run ./bench/cmd/scalemodel -db postgres -shards 4 -db-cores 16 -relays 4 -broker-cores 24 -replicas 3 run.txt
 //
 // The model (bench/internal/scalemodel) is fitted on BenchmarkScaleModel's
-// per-stage lines; its two relay terms (overlap of the stages, the relay's
-// own CPU per event) on one measured drain, BenchmarkDrainScaling's one
-// relay of -calibrate (default: -db and -mode). See docs/scaling.md.
+// per-stage lines; its relay terms (overlap of the stages, the relay's own
+// work and CPU per event) on one measured drain per mark mode: the one
+// relay drain of -calibrate (default: -db), BenchmarkScaleModel's (or
+// else BenchmarkDrainScaling's). See docs/scaling.md.
 package main
 
 import (
@@ -46,7 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	s := &o.scenario
 	fs.StringVar(&o.db, "db", "postgres", "database whose calibration predicts: postgres, mysql or sqlite")
 	fs.StringVar(&o.mode, "mode", "update", "mark mode: update (published state) or delete")
-	fs.StringVar(&o.calibrate, "calibrate", "", "db/mode of the one-relay drain (BenchmarkDrainScaling) the relay terms are calibrated on (default: -db/-mode)")
+	fs.StringVar(&o.calibrate, "calibrate", "", "database whose one-relay drains (one per mark mode) calibrate the relay terms (default: -db)")
 	relays := fs.String("relays", "1,2,4,8", "relay counts to predict (comma-separated)")
 	fs.IntVar(&s.Partitions, "partitions", 64, "partitions of the outbox table")
 	fs.IntVar(&s.Batch, "batch", 500, "relay BatchSize")
@@ -70,7 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.relays = append(o.relays, n)
 	}
 	if o.calibrate == "" {
-		o.calibrate = o.db + "/" + o.mode
+		o.calibrate = o.db
 	}
 	o.files = fs.Args()
 	if len(o.files) == 0 {

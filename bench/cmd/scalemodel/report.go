@@ -22,10 +22,10 @@ var dbLabel = map[string]string{"postgres": "PostgreSQL", "mysql": "MariaDB", "s
 
 // relayTerms are the model's terms calibrated on one measured drain.
 type relayTerms struct {
-	from, source          string // db/mode of the drain, its benchmark
-	rate, relayCPU        float64
-	overlap, wall, cpuAdd float64
-	clamped, ok           bool
+	from, source                 string // db/mode of the drain, its benchmark
+	rate, relayCPU, machineCPU   float64
+	overlap, wall, fixed, cpuAdd float64
+	clamped, ok                  bool
 }
 
 // model is the calibrated model and what it was calibrated on.
@@ -35,14 +35,15 @@ type model struct {
 	keys    []string // db/mode calibrated, in order
 	cals    map[string]scalemodel.Calibration
 	fits    map[string][]scalemodel.Fitted
-	relay   relayTerms
-	procs   int // the benchmarks' GOMAXPROCS
+	relay   map[string]relayTerms // by mode
+	procs   int                   // the benchmarks' GOMAXPROCS
 }
 
 // newModel calibrates every database and mode the results measured, and
 // the relay terms on o.calibrate's one-relay drain.
 func newModel(results []*benchparse.Result, o options) (*model, error) {
-	m := &model{o: o, results: results, cals: map[string]scalemodel.Calibration{}, fits: map[string][]scalemodel.Fitted{}}
+	m := &model{o: o, results: results, cals: map[string]scalemodel.Calibration{}, fits: map[string][]scalemodel.Fitted{},
+		relay: map[string]relayTerms{}}
 	for _, r := range results {
 		if strings.HasPrefix(r.Name, scalemodel.Benchmark+"/") && r.Procs > 0 {
 			m.procs = r.Procs
@@ -62,8 +63,13 @@ func newModel(results []*benchparse.Result, o options) (*model, error) {
 			m.cals[key], m.fits[key] = c, fits
 		}
 	}
-	if err := m.calibrateRelay(); err != nil {
-		return nil, err
+	if _, ok := m.cals[o.calibrate+"/"+o.mode]; !ok {
+		return nil, fmt.Errorf("%w: -calibrate %s: no BenchmarkScaleModel lines of it", errUsage, o.calibrate)
+	}
+	for _, mode := range []string{"update", "delete"} {
+		if err := m.calibrateRelay(mode); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -81,9 +87,12 @@ func (m *model) scenario(relays int) scalemodel.Scenario {
 
 // drainPoint is one measured drain.
 type drainPoint struct {
-	key            string // db/mode
-	relays         int
-	rate, relayCPU float64
+	key    string // db/mode
+	relays int
+	// rate is events/s; relayCPU the relays' process CPU per event;
+	// machineCPU the machine's CPU per event less other programs' share
+	// (as measured just before; not taken off when unknown).
+	rate, relayCPU, machineCPU float64
 	// others is the cores other programs kept busy just before (-1: not
 	// measured).
 	others float64
@@ -106,7 +115,11 @@ func (m *model) drains(key string) []drainPoint {
 			if !ok {
 				others = -1
 			}
-			out = append(out, drainPoint{key: key, relays: n, rate: rate, relayCPU: r.Metrics["self-cpu-µs/event"], others: others,
+			machine := r.Metrics["cpu-µs/event"]
+			if others > 0 {
+				machine = math.Max(machine-others*1e6/rate, 0)
+			}
+			out = append(out, drainPoint{key: key, relays: n, rate: rate, relayCPU: r.Metrics["self-cpu-µs/event"], machineCPU: machine, others: others,
 				source: scalemodel.Benchmark,
 				cmd:    fmt.Sprintf("go test -run '^$' -bench '^%s$/%s/drain' -benchtime=1x ./bench/ -scale.dbs=%s", scalemodel.Benchmark, key, strings.Split(key, "/")[0])})
 		}
@@ -114,8 +127,9 @@ func (m *model) drains(key string) []drainPoint {
 	if r := benchparse.Find(m.results, drainBench+"/"+key); r != nil {
 		for _, n := range []int{1, 2, 4} {
 			if rate, ok := r.Metrics["relays"+strconv.Itoa(n)+"-events/s"]; ok {
-				out = append(out, drainPoint{key: key, relays: n, rate: rate, relayCPU: r.Metrics["relays"+strconv.Itoa(n)+"-self-cpu-µs/event"],
-					others: -1, source: drainBench,
+				p := "relays" + strconv.Itoa(n) + "-"
+				out = append(out, drainPoint{key: key, relays: n, rate: rate, relayCPU: r.Metrics[p+"self-cpu-µs/event"],
+					machineCPU: r.Metrics[p+"cpu-µs/event"], others: -1, source: drainBench,
 					cmd: fmt.Sprintf("go test -run '^$' -bench '^%s$/%s' -benchtime=1x ./bench/", drainBench, key)})
 			}
 		}
@@ -133,15 +147,19 @@ func (m *model) scenarioFor(d drainPoint) scalemodel.Scenario {
 	return s
 }
 
-// calibrateRelay fits the relay terms on the first one-relay drain of
-// o.calibrate and gives them to every calibration.
-func (m *model) calibrateRelay() error {
-	c, ok := m.cals[m.o.calibrate]
+// calibrateRelay fits mode's relay terms on the first one-relay drain of
+// o.calibrate in that mode and gives them to every calibration of the
+// mode: what the relay adds beyond the stages depends on the mark (an
+// UPDATE leaves rows for the database's background cleanup, a DELETE
+// fewer), not much on the database.
+func (m *model) calibrateRelay(mode string) error {
+	key := m.o.calibrate + "/" + mode
+	c, ok := m.cals[key]
 	if !ok {
-		return fmt.Errorf("%w: -calibrate %s: no BenchmarkScaleModel lines of it", errUsage, m.o.calibrate)
+		return nil
 	}
 	var d *drainPoint
-	for _, p := range m.drains(m.o.calibrate) {
+	for _, p := range m.drains(key) {
 		if p.relays == 1 && p.relayCPU > 0 {
 			d = &p
 			break
@@ -150,15 +168,17 @@ func (m *model) calibrateRelay() error {
 	if d == nil {
 		return nil // no drain measured: overlap 0, no relay term
 	}
-	clamped, err := c.CalibrateDrain(m.scenarioFor(*d), d.rate, d.relayCPU)
+	clamped, err := c.CalibrateDrain(m.scenarioFor(*d), d.rate, d.relayCPU, d.machineCPU)
 	if err != nil {
 		return err
 	}
-	m.relay = relayTerms{from: m.o.calibrate, source: d.source, rate: d.rate, relayCPU: d.relayCPU, overlap: c.Overlap,
-		wall: c.RelayWall, cpuAdd: c.RelayCPU, clamped: clamped, ok: true}
+	m.relay[mode] = relayTerms{from: key, source: d.source, rate: d.rate, relayCPU: d.relayCPU, machineCPU: d.machineCPU,
+		overlap: c.Overlap, wall: c.RelayWall, fixed: c.RelayFixed, cpuAdd: c.RelayCPU, clamped: clamped, ok: true}
 	for k, cal := range m.cals {
-		cal.Overlap, cal.RelayWall, cal.RelayCPU = c.Overlap, c.RelayWall, c.RelayCPU
-		m.cals[k] = cal
+		if cal.Mode == mode {
+			cal.Overlap, cal.RelayWall, cal.RelayFixed, cal.RelayCPU = c.Overlap, c.RelayWall, c.RelayFixed, c.RelayCPU
+			m.cals[k] = cal
+		}
 	}
 	return nil
 }
@@ -197,18 +217,23 @@ func (m *model) writeCalibration(w io.Writer) {
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", k, flush, num(c.Wake), num(c.Deliver))
 	}
 	fmt.Fprintln(w)
-	if !m.relay.ok {
-		fmt.Fprintf(w, "Relay terms: no one-relay drain of %s (%s/%s/drain or %s/%s), so overlap 0 and no relay cost beyond the stages.\n\n",
-			m.o.calibrate, scalemodel.Benchmark, m.o.calibrate, drainBench, m.o.calibrate)
-		return
+	for _, mode := range []string{"update", "delete"} {
+		r, ok := m.relay[mode]
+		if !ok {
+			fmt.Fprintf(w, "Relay terms (%s): no one-relay drain of %s/%s (%s/%s/%s/drain or %s/%s/%s), so overlap 0 and no relay cost beyond the stages.\n\n",
+				mode, m.o.calibrate, mode, scalemodel.Benchmark, m.o.calibrate, mode, drainBench, m.o.calibrate, mode)
+			continue
+		}
+		note := ""
+		if r.clamped {
+			note = " (clamped: the drain was faster than full overlap explains)"
+		}
+		fmt.Fprintf(w, "Relay terms (%s), calibrated on the drain of %s with 1 relay (%s: %s events/s; CPU per event: relay process %s µs, "+
+			"machine less other programs %s µs): overlap of the stages %.2f%s; the relay's own work %s µs per event (its CPU less the "+
+			"stages' client CPU); %s µs per batch beyond the stages one after the other (reads ahead, ownership, waiting for a core); "+
+			"%s µs of machine CPU per event beyond the stages'.\n\n",
+			mode, r.from, r.source, num(r.rate), num(r.relayCPU), num(r.machineCPU), r.overlap, note, num(r.wall), num(r.fixed), num(r.cpuAdd))
 	}
-	note := ""
-	if m.relay.clamped {
-		note = " (clamped to [0, 1]: the drain is outside what the stages explain)"
-	}
-	fmt.Fprintf(w, "Relay terms, calibrated on the drain of %s %s with 1 relay (%s: %s events/s, relay process %s µs CPU per event): "+
-		"overlap of the stages %.2f%s; the relay's own work %s µs per event (its CPU less the stages' client CPU).\n\n",
-		m.relay.from, m.relay.source, m.relay.source, num(m.relay.rate), num(m.relay.relayCPU), m.relay.overlap, note, num(m.relay.wall))
 }
 
 func (m *model) writePredictions(w io.Writer) error {
@@ -286,7 +311,7 @@ func (m *model) writeChecks(w io.Writer) error {
 				return err
 			}
 			label := fmt.Sprintf("%s %s drain, %d relay(s), events/s (%s)", dbLabel[db], mode, d.relays, d.source)
-			if d.relays == 1 && k == m.relay.from && d.source == m.relay.source {
+			if r := m.relay[mode]; d.relays == 1 && k == r.from && d.source == r.source {
 				label += " **calibration point**"
 			}
 			fmt.Fprintf(w, "| %s | %.2f | %s | %s | %.2f | %s | `%s` |\n", label, s.Cores, num(p.EventsPerSec), num(d.rate),
@@ -299,21 +324,28 @@ func (m *model) writeChecks(w io.Writer) error {
 		if !ok {
 			continue
 		}
-		r := benchparse.Find(m.results, latencyBench+"/"+db+"/critical/light")
-		if r == nil {
-			continue
-		}
-		got, ok := r.Metrics["p50-ms"]
-		if !ok {
-			continue
-		}
 		p, err := scalemodel.Predict(c, m.scenario(1))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "| %s time-critical p50 at light load (relay in process), µs | | %s | %s | %.2f | wake + publish → consumer | `go test -run '^$' -bench '^%s$/%s/critical/light' -benchtime=1x ./bench/ -latency.dbs=%s` |\n",
-			dbLabel[db], num(p.CriticalP50), num(got*1000), got*1000/p.CriticalP50, latencyBench, db, db)
-		rows++
+		for _, src := range []struct{ name, cmd string }{
+			{scalemodel.Benchmark + "/" + db + "/critical/light",
+				fmt.Sprintf("go test -run '^$' -bench '^%s$/%s/(latency|critical)' -benchtime=1x ./bench/ -scale.dbs=%s", scalemodel.Benchmark, db, db)},
+			{latencyBench + "/" + db + "/critical/light",
+				fmt.Sprintf("go test -run '^$' -bench '^%s$/%s/critical/light' -benchtime=1x ./bench/ -latency.dbs=%s", latencyBench, db, db)},
+		} {
+			r := benchparse.Find(m.results, src.name)
+			if r == nil {
+				continue
+			}
+			got, ok := r.Metrics["p50-ms"]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(w, "| %s time-critical p50 at light load (relay in process), µs (%s) | | %s | %s | %.2f | wake + publish → consumer | `%s` |\n",
+				dbLabel[db], benchparse.Family(src.name), num(p.CriticalP50), num(got*1000), got*1000/p.CriticalP50, src.cmd)
+			rows++
+		}
 	}
 	if rows == 0 {
 		fmt.Fprintf(w, "| (no drain or %s lines in the files) | | | | | | |\n", latencyBench)

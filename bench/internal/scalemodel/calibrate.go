@@ -16,7 +16,7 @@ import (
 //	BenchmarkScaleModel/<db>/<mode>/batch=<n>   read-µs/batch mark-µs/batch cpu-µs/batch self-cpu-µs/batch [server-cpu-µs/batch] [mark-nosync-µs/batch]
 //	BenchmarkScaleModel/<db>/insert/batch=<n>   insert-µs/batch cpu-µs/batch self-cpu-µs/batch [server-cpu-µs/batch]
 //	BenchmarkScaleModel/jetstream/batch=<n>     publish-µs/batch cpu-µs/batch self-cpu-µs/batch [server-cpu-µs/batch]
-//	BenchmarkScaleModel/jetstream/latency       wake-p50-us deliver-p50-us
+//	BenchmarkScaleModel/<db>/latency            wake-p50-us deliver-p50-us (or BenchmarkScaleModel/jetstream/latency)
 //
 // CPU is taken as the client's (self-cpu) plus the server's (server-cpu)
 // where the server was metered, else as the machine's (cpu).
@@ -99,15 +99,18 @@ func Calibrate(results []*benchparse.Result, db, mode string) (Calibration, []Fi
 		}
 		c.Flush = math.Max(c.Mark.Fixed-nosync.Fixed, 0)
 	}
-	lat := benchparse.Find(results, Benchmark+"/jetstream/latency")
+	lat := benchparse.Find(results, Benchmark+"/"+db+"/latency")
 	if lat == nil {
-		return c, fits, fmt.Errorf("scalemodel: no %s/jetstream/latency line", Benchmark)
+		lat = benchparse.Find(results, Benchmark+"/jetstream/latency")
+	}
+	if lat == nil {
+		return c, fits, fmt.Errorf("scalemodel: no %s/%s/latency line", Benchmark, db)
 	}
 	var ok1, ok2 bool
 	c.Wake, ok1 = lat.Metrics["wake-p50-us"]
 	c.Deliver, ok2 = lat.Metrics["deliver-p50-us"]
 	if !ok1 || !ok2 {
-		return c, fits, fmt.Errorf("scalemodel: %s/jetstream/latency lacks wake-p50-us or deliver-p50-us", Benchmark)
+		return c, fits, fmt.Errorf("scalemodel: %s lacks wake-p50-us or deliver-p50-us", lat.Name)
 	}
 	return c, fits, nil
 }

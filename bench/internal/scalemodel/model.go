@@ -122,17 +122,22 @@ type Calibration struct {
 	// one message to a consumer's receive (p50).
 	Wake, Deliver float64
 
-	// Overlap and RelayCPU come from one measured drain (CalibrateDrain).
-	// Overlap is how much of the stages the relay overlaps: a batch's
-	// cycle is (1−Overlap)·(read + publish + mark) + Overlap·max(publish,
-	// read + mark), plus RelayWall·n.
+	// Overlap, RelayWall, RelayFixed and RelayCPU come from one measured
+	// drain (CalibrateDrain). Overlap is how much of the stages the relay
+	// overlaps: a batch's cycle is (1−Overlap)·(read + publish + mark) +
+	// Overlap·max(publish, read + mark), plus RelayFixed + RelayWall·n.
 	Overlap float64
 	// RelayWall is the relay's own time per event on its batch's path
 	// (its code beyond the dialect and the publisher): the relay process's
 	// CPU per event in the drain less the stages' client CPU.
 	RelayWall float64
-	// RelayCPU is the CPU per event the relay adds to the machine's beyond
-	// the stages' own.
+	// RelayFixed is what a drain's cycle took beyond the stages run one
+	// after the other and the relay's own work: its reads ahead, its
+	// ownership statements, waiting for a core on a busy machine.
+	RelayFixed float64
+	// RelayCPU is the CPU per event a drain costs the machine beyond the
+	// stages' own (the relay's code, its extra statements, the servers'
+	// background work such as PostgreSQL's autovacuum of marked rows).
 	RelayCPU float64
 }
 
@@ -238,7 +243,7 @@ func (c Calibration) cycle(n float64, waves int, rtt float64) float64 {
 	p := c.Publish.At(n) + float64(waves-1)*c.Publish.Fixed + float64(waves)*rtt
 	serial := r + p + m
 	overlapped := math.Max(p, r+m)
-	return (1-c.Overlap)*serial + c.Overlap*overlapped + c.RelayWall*n
+	return (1-c.Overlap)*serial + c.Overlap*overlapped + c.RelayFixed + c.RelayWall*n
 }
 
 // perEventCPU returns the machine CPU per event of a drain with batch n.
@@ -373,16 +378,17 @@ func (c Calibration) flushLimit(n float64, relays int) Limit {
 		Detail: fmt.Sprintf("%d relays × %g events per flush of %.0f µs (%s)", relays, n, f, how)}
 }
 
-// CalibrateDrain sets RelayWall, RelayCPU and Overlap from one measured
-// drain of scenario s (usually one relay on this machine, the benchmarks'
-// backlog): its rate and the relay process's CPU per event. The relay's
-// own work per event, beyond the stages' client code, is its CPU less the
-// stages' client CPU: it is RelayWall (on the batch's path) and RelayCPU
-// (added to the machine's); the servers' share is taken as the stages
-// measured it, as a shared machine's CPU meter also counts other programs.
-// Overlap is then solved from the rate and kept in [0, 1] (clamped says it
-// had to be).
-func (c *Calibration) CalibrateDrain(s Scenario, rate, relayCPU float64) (clamped bool, err error) {
+// CalibrateDrain sets the relay terms from one measured drain of scenario
+// s (usually one relay on this machine, the benchmarks' backlog): its
+// rate, the relay process's CPU per event and the machine's CPU per event
+// spent for it (other programs' share taken off; <= 0 when unknown).
+// RelayWall is the relay process's CPU less the stages' client CPU;
+// RelayCPU the machine's less the stages' machine CPU (RelayWall when the
+// machine's is unknown). The cycle the rate implies for the busiest relay
+// then sets Overlap in [0, 1] or, when it is longer than the stages one
+// after the other, Overlap 0 and RelayFixed the difference. clamped
+// reports a drain faster than full overlap explains (Overlap 1).
+func (c *Calibration) CalibrateDrain(s Scenario, rate, relayCPU, machineCPU float64) (clamped bool, err error) {
 	if err := s.Validate(); err != nil {
 		return false, err
 	}
@@ -392,6 +398,9 @@ func (c *Calibration) CalibrateDrain(s Scenario, rate, relayCPU float64) (clampe
 	n := float64(s.Batch)
 	c.RelayWall = math.Max(relayCPU-(c.DBWork.Client.At(n)+c.Broker.Client.At(n))/n, 0)
 	c.RelayCPU = c.RelayWall
+	if machineCPU > 0 {
+		c.RelayCPU = math.Max(machineCPU-(c.DBWork.Machine.At(n)+c.Broker.Machine.At(n))/n, 0)
+	}
 	active := min(s.Relays, s.Partitions)
 	loads, aggsPer := relayLoads(s, active)
 	waves, load := 1, 1/float64(active)
@@ -402,16 +411,17 @@ func (c *Calibration) CalibrateDrain(s Scenario, rate, relayCPU float64) (clampe
 		}
 	}
 	measured := n / (rate * load) * 1e6 // the busiest relay's cycle
-	c.Overlap = 0
+	c.Overlap, c.RelayFixed = 0, 0
 	serial := c.cycle(n, waves, 0)
 	c.Overlap = 1
 	overlapped := c.cycle(n, waves, 0)
-	c.Overlap = 0
-	if serial > overlapped {
+	switch {
+	case measured >= serial:
+		c.Overlap, c.RelayFixed = 0, measured-serial
+	case measured <= overlapped:
+		c.Overlap, clamped = 1, true
+	default:
 		c.Overlap = (serial - measured) / (serial - overlapped)
-	}
-	if c.Overlap < 0 || c.Overlap > 1 {
-		c.Overlap, clamped = math.Min(math.Max(c.Overlap, 0), 1), true
 	}
 	return clamped, nil
 }

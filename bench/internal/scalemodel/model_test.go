@@ -216,12 +216,28 @@ func TestCalibrateDrain(t *testing.T) {
 	rate := limit(t, p, "relay pipeline").EventsPerSec
 	fresh := calib()
 	// Stage client CPU per event: (20 + 100 + 5 + 100) / 100 = 2.25.
-	clamped, err := fresh.CalibrateDrain(s, rate, 2.25+1.5)
+	// Stage machine CPU per event: (100 + 400 + 10 + 300) / 100 = 8.1.
+	clamped, err := fresh.CalibrateDrain(s, rate, 2.25+1.5, 8.1+4)
 	if err != nil || clamped {
 		t.Fatalf("CalibrateDrain: clamped %v, %v", clamped, err)
 	}
-	if !near(fresh.Overlap, 0.3, 1e-9) || !near(fresh.RelayWall, 1.5, 1e-9) || !near(fresh.RelayCPU, 1.5, 1e-9) {
-		t.Errorf("calibrated overlap %v, relay wall %v, relay CPU %v; want 0.3, 1.5, 1.5", fresh.Overlap, fresh.RelayWall, fresh.RelayCPU)
+	if !near(fresh.Overlap, 0.3, 1e-9) || !near(fresh.RelayWall, 1.5, 1e-9) || !near(fresh.RelayCPU, 4, 1e-9) || fresh.RelayFixed != 0 {
+		t.Errorf("calibrated overlap %v, relay wall %v, relay CPU %v, fixed %v; want 0.3, 1.5, 4, 0",
+			fresh.Overlap, fresh.RelayWall, fresh.RelayCPU, fresh.RelayFixed)
+	}
+	// Without the machine's CPU, the relay's CPU is its process's.
+	if _, err := fresh.CalibrateDrain(s, rate, 2.25+1.5, 0); err != nil || !near(fresh.RelayCPU, 1.5, 1e-9) {
+		t.Errorf("relay CPU without the machine's: %v, %v", fresh.RelayCPU, err)
+	}
+	// Slower than the stages one after the other: overlap 0 and the rest a
+	// fixed cost per batch, so the calibration point is predicted exactly.
+	// At half the rate the cycle is 1650 µs; serial with the relay's work
+	// 900: 750 more.
+	if clamped, err := fresh.CalibrateDrain(s, rate/2, 2.25+1.5, 0); err != nil || clamped || fresh.Overlap != 0 || !near(fresh.RelayFixed, 750, 1e-9) {
+		t.Errorf("slow drain: overlap %v, fixed %v, clamped %v, %v", fresh.Overlap, fresh.RelayFixed, clamped, err)
+	}
+	if p, _ := Predict(fresh, s); !near(limit(t, p, "relay pipeline").EventsPerSec, rate/2, 1e-9) {
+		t.Errorf("the slow calibration point predicts %v, want %v", limit(t, p, "relay pipeline").EventsPerSec, rate/2)
 	}
 	// The busiest of 4 relays over the benchmarks' 1,000 aggregates sets
 	// the rate: calibrating on a predicted skewed drain gives the overlap
@@ -229,14 +245,14 @@ func TestCalibrateDrain(t *testing.T) {
 	s4 := Scenario{Relays: 4, Partitions: 64, Batch: 100, Cores: 64, Aggregates: 1000}
 	p4, _ := Predict(c, s4)
 	f4 := calib()
-	if _, err := f4.CalibrateDrain(s4, limit(t, p4, "partition skew").EventsPerSec, 2.25+1.5); err != nil || !near(f4.Overlap, 0.3, 1e-9) {
+	if _, err := f4.CalibrateDrain(s4, limit(t, p4, "partition skew").EventsPerSec, 2.25+1.5, 0); err != nil || !near(f4.Overlap, 0.3, 1e-9) {
 		t.Errorf("4 relays: overlap %v, %v; want 0.3", f4.Overlap, err)
 	}
 	// Faster than overlapping everything: clamped to 1.
-	if clamped, _ := fresh.CalibrateDrain(s, 10*rate, 2.25); !clamped || fresh.Overlap != 1 {
+	if clamped, _ := fresh.CalibrateDrain(s, 10*rate, 2.25, 0); !clamped || fresh.Overlap != 1 {
 		t.Errorf("a drain faster than the model allows: overlap %v, clamped %v", fresh.Overlap, clamped)
 	}
-	if _, err := fresh.CalibrateDrain(s, 0, 1); err == nil {
+	if _, err := fresh.CalibrateDrain(s, 0, 1, 1); err == nil {
 		t.Error("a zero rate calibrated")
 	}
 }
