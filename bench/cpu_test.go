@@ -16,17 +16,29 @@ import (
 type cpuMeter struct {
 	wall, busy, self time.Duration
 	events           int
+	// servers, when set, also meters the database and broker servers of
+	// this machine (every process named as one: servers): what the
+	// machine spent besides them and this process is other programs'.
+	servers bool
+	srv     time.Duration
 
 	t0           time.Time
 	busy0, self0 time.Duration
+	srv0         map[int]time.Duration
 	ok           bool
 }
+
+// serverNames are the command names of the servers the benchmarks use.
+var serverNames = []string{"postgres", "mariadbd", "mysqld", "nats-server"}
 
 // start opens a window.
 func (m *cpuMeter) start() {
 	m.t0 = time.Now()
 	m.busy0, m.ok = machineBusy()
 	m.self0 = selfCPU()
+	if m.servers {
+		m.srv0 = procCPUEach(findProcesses(serverNames...))
+	}
 }
 
 // stop closes the window opened by start; events were handled in it.
@@ -37,6 +49,29 @@ func (m *cpuMeter) stop(events int) {
 	m.busy += busy - m.busy0
 	m.self += selfCPU() - m.self0
 	m.events += events
+	if m.servers {
+		for pid, t := range procCPUEach(keys(m.srv0)) {
+			m.srv += t - m.srv0[pid] // servers that ended meanwhile are left out
+		}
+	}
+}
+
+// others returns the cores other programs kept busy over the windows:
+// the machine's busy CPU less this process's and the servers' (only with
+// servers set; false otherwise).
+func (m *cpuMeter) others() (float64, bool) {
+	if !m.servers || !m.ok || m.wall <= 0 {
+		return 0, false
+	}
+	return max(m.busy-m.self-m.srv, 0).Seconds() / m.wall.Seconds(), true
+}
+
+func keys(m map[int]time.Duration) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 // perEvent returns the machine's CPU microseconds per event, false when
@@ -83,6 +118,18 @@ func TestCPUMeter(t *testing.T) {
 	}
 	if v, ok := m.perEvent(); !ok || v < 100e3 {
 		t.Fatalf("perEvent = %v, %v; want >= 100000 µs for one event", v, ok)
+	}
+	if _, ok := m.others(); ok {
+		t.Fatal("others() without servers metered")
+	}
+	// With the servers metered, this process's spinning is not others'.
+	sm := cpuMeter{servers: true}
+	sm.start()
+	for start := selfCPU(); selfCPU()-start < 200*time.Millisecond; {
+	}
+	sm.stop(1)
+	if o, ok := sm.others(); !ok || o < 0 || o > float64(runtime.NumCPU()) {
+		t.Fatalf("others = %v, %v; want a core count", o, ok)
 	}
 }
 

@@ -15,3 +15,6 @@ func procCPU([]int) (time.Duration, bool) { return 0, false }
 
 // findProcesses finds nothing off Unix.
 func findProcesses(...string) []int { return nil }
+
+// procCPUEach reads nothing off Unix.
+func procCPUEach([]int) map[int]time.Duration { return nil }

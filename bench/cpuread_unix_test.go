@@ -110,3 +110,14 @@ func findProcesses(names ...string) []int {
 	}
 	return pids
 }
+
+// procCPUEach returns the CPU time of each of pids that can be read.
+func procCPUEach(pids []int) map[int]time.Duration {
+	out := make(map[int]time.Duration, len(pids))
+	for _, pid := range pids {
+		if t, ok := procCPU([]int{pid}); ok {
+			out[pid] = t
+		}
+	}
+	return out
+}

@@ -63,9 +63,10 @@ var (
 //   - <db>/<mode>/drain/relays=N: right after the stages, the relay's drain
 //     of a -scale.drain backlog with N relays (batch 500): events/s, CPU
 //     per event (self-cpu-µs/event: the relays' process), and
-//     others-cores, the cores other programs kept busy during an idle
-//     second just before (the model's measured points, side by side with
-//     its calibration).
+//     others-cores, the cores other programs kept busy meanwhile (the
+//     machine's busy CPU less this process's and the database and broker
+//     servers'; another program's work in those servers counts as ours):
+//     the model's measured points, side by side with its calibration.
 //
 // The backlog is -drain.aggregates aggregates round-robin, as in
 // BenchmarkDrain. Run with -benchtime=1x; each window handles -scale.events
@@ -88,20 +89,6 @@ func BenchmarkScaleModel(b *testing.B) {
 	for _, dbName := range strings.Split(*scaleDBs, ",") {
 		b.Run(dbName, func(b *testing.B) { scaleDB(b, dbName, sizes) })
 	}
-}
-
-// othersCores returns the cores other programs kept busy during an idle
-// second of this benchmark (the machine's busy CPU while it waits; 0 off
-// Linux).
-func othersCores() float64 {
-	var m cpuMeter
-	m.start()
-	time.Sleep(time.Second)
-	m.stop(1)
-	if !m.ok || m.wall <= 0 {
-		return 0
-	}
-	return m.busy.Seconds() / m.wall.Seconds()
 }
 
 // windowBatches is the number of batches of size n in one timed window.
@@ -413,12 +400,13 @@ func scaleDB(b *testing.B, dbName string, sizes []int) {
 			}
 			for _, relays := range []int{1, 2, 4} {
 				b.Run(fmt.Sprintf("drain/relays=%d", relays), func(b *testing.B) {
-					others := othersCores()
-					var cpu cpuMeter
+					cpu := cpuMeter{servers: true}
 					pub := benchPublisher(b, js, nc, "jetstream")
 					rate := drain(b, bd, pub, backlog{*scaleDrain, *drainAggregates}, relays, limitsBatch, mode == "delete", &cpu)
 					b.ReportMetric(rate, "events/s")
-					b.ReportMetric(others, "others-cores")
+					if others, ok := cpu.others(); ok {
+						b.ReportMetric(others, "others-cores")
+					}
 					cpu.report(b, "", "event")
 				})
 			}

@@ -93,7 +93,7 @@ type drainPoint struct {
 	// machineCPU the machine's CPU per event less other programs' share
 	// (as measured just before; not taken off when unknown).
 	rate, relayCPU, machineCPU float64
-	// others is the cores other programs kept busy just before (-1: not
+	// others is the cores other programs kept busy meanwhile (-1: not
 	// measured).
 	others float64
 	// source names the benchmark line, cmd the command that measures it.
@@ -298,8 +298,8 @@ func (m *model) writePredictions(w io.Writer) error {
 // in the same files.
 func (m *model) writeChecks(w io.Writer) error {
 	fmt.Fprintf(w, "### Predicted against measured (same files)\n\n")
-	fmt.Fprintf(w, "A drain is predicted on the cores other programs left (the machine's busy CPU during an idle second just before it; "+
-		"%d cores in all).\n\n", m.procs)
+	fmt.Fprintf(w, "A drain is predicted on the cores other programs left it (the machine's busy CPU during the drain less the "+
+		"benchmark's and the servers'; %d cores in all).\n\n", m.procs)
 	fmt.Fprintf(w, "| point | cores left | predicted | measured | measured / predicted | binding limit | command |\n|---|---:|---:|---:|---:|---|---|\n")
 	rows := 0
 	for _, k := range m.keys {
