@@ -50,8 +50,11 @@ func (m *cpuMeter) stop(events int) {
 	m.self += selfCPU() - m.self0
 	m.events += events
 	if m.servers {
-		for pid, t := range procCPUEach(keys(m.srv0)) {
-			m.srv += t - m.srv0[pid] // servers that ended meanwhile are left out
+		// A server process that started in the window (a PostgreSQL
+		// backend for a new connection) counts whole; one that ended in
+		// it is left out.
+		for pid, t := range procCPUEach(findProcesses(serverNames...)) {
+			m.srv += t - m.srv0[pid]
 		}
 	}
 }
@@ -66,13 +69,6 @@ func (m *cpuMeter) others() (float64, bool) {
 	return max(m.busy-m.self-m.srv, 0).Seconds() / m.wall.Seconds(), true
 }
 
-func keys(m map[int]time.Duration) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
 
 // perEvent returns the machine's CPU microseconds per event, false when
 // nothing was metered.
