@@ -69,7 +69,6 @@ func (m *cpuMeter) others() (float64, bool) {
 	return max(m.busy-m.self-m.srv, 0).Seconds() / m.wall.Seconds(), true
 }
 
-
 // perEvent returns the machine's CPU microseconds per event, false when
 // nothing was metered.
 func (m *cpuMeter) perEvent() (float64, bool) {
