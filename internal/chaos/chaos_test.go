@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
@@ -34,18 +33,22 @@ func TestChaos(t *testing.T) {
 	if s.seed == 0 {
 		s.seed = time.Now().UnixNano()
 	}
-	t.Run("postgres", func(t *testing.T) { runChaos(t, s, postgresTarget) })
-	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, mysqlTarget) })
+	t.Run("postgres", func(t *testing.T) { runChaos(t, s, newJetStream, postgresTarget) })
+	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newJetStream, mysqlTarget) })
 }
 
-func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
-	srv := testnats.Server(t)
-	nc := testnats.Connect(t, srv.URL)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
+// runChaos runs the harness once: brokerOf makes the broker the relays
+// publish to, open the database (it skips when the database's variable is
+// unset).
+func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(*testing.T, *nats.Conn) target) {
+	br := brokerOf(t)
+	wakeURL := br.natsURL()
+	if wakeURL == "" {
+		// Not a NATS broker: an embedded server carries the wakes of
+		// databases without LISTEN/NOTIFY; no fault touches it.
+		wakeURL = testnats.Server(t).URL
 	}
-	stream, prefix := testnats.Stream(t, js)
+	nc := testnats.Connect(t, wakeURL)
 	tg := open(t, nc) // skips when the database's variable is unset
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -70,15 +73,15 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	}
 
 	rec := newRecorder()
-	stopConsumer, err := rec.consume(ctx, stream)
+	stopConsumer, err := br.consume(ctx, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopConsumer)
 
-	base := []string{"-publisher", "jetstream", "-nats", srv.URL, "-subject-prefix", prefix,
-		"-poll", relayPoll, "-lease", relayLease, "-publish-timeout", relayPublish, "-batch", relayBatch,
-		"-log-level", "info", "-log-format", "json"}
+	base := append([]string{"-nats", wakeURL}, br.relayArgs()...)
+	base = append(base, "-poll", relayPoll, "-lease", relayLease, "-publish-timeout", relayPublish, "-batch", relayBatch,
+		"-log-level", "info", "-log-format", "json")
 	base = append(base, tg.relayArgs...)
 	relays := newFleet(t, s.relays, func(slot, gen int) []string {
 		return append(append([]string(nil), base...), "-nats-name", fmt.Sprintf("jitchaos-relay-%d-%d", slot, gen),
@@ -110,7 +113,7 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	t.Cleanup(func() { cancel(); <-prodDone })
 
 	// Fire the faults as the producers reach each one's point.
-	sum := summary{name: t.Name(), seed: s.seed}
+	sum := summary{name: t.Name(), seed: s.seed, broker: br.name(), maxDup: br.maxDuplicates(s)}
 	for _, a := range schedule(s, rng) {
 		waitProgress(led, a.at, prodDone, relays)
 		relays.check()
@@ -156,8 +159,9 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 			sum.cuts++
 			sum.cutConns += n
 		case "broker":
-			brokerOutage(ctx, t, srv, 500*time.Millisecond+time.Duration(rng.IntN(2500))*time.Millisecond)
+			what := br.outage(ctx, t, 500*time.Millisecond+time.Duration(rng.IntN(2500))*time.Millisecond, rng)
 			sum.brokerRestarts++
+			sum.outages = append(sum.outages, what)
 		}
 	}
 	<-prodDone
@@ -202,9 +206,9 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	}
 	sum.drainTime = time.Since(drainStart)
 
-	// The stream must hold exactly what the consumer saw (a duplicate that
-	// reached the stream after the catch-up shows up here too).
-	sum.streamMsgs = waitStreamSeen(ctx, stream, rec, 15*time.Second)
+	// The broker must hold exactly what the consumer saw (a duplicate that
+	// reached it after the catch-up shows up here too), where it can tell.
+	sum.streamMsgs, sum.streamCounted = waitStoredSeen(ctx, br, rec, 15*time.Second)
 
 	for _, err := range relays.stop() {
 		sum.stopErrors = append(sum.stopErrors, err.Error())
@@ -237,27 +241,27 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	}
 }
 
-// waitStreamSeen waits (polling, with a deadline) until the consumer has
-// seen as many distinct stream sequences as the stream holds, and returns
-// the stream's message count.
-func waitStreamSeen(ctx context.Context, stream jetstream.Stream, rec *recorder, limit time.Duration) uint64 {
+// waitStoredSeen waits (polling, with a deadline) until the consumer has
+// seen as many distinct broker positions as the broker holds, and returns
+// the broker's message count; ok is false when the broker cannot count.
+func waitStoredSeen(ctx context.Context, br broker, rec *recorder, limit time.Duration) (n uint64, ok bool) {
 	deadline := time.Now().Add(limit)
-	var msgs uint64
 	for {
-		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		info, err := stream.Info(ictx)
-		cancel()
+		msgs, ok, err := br.stored(ctx)
 		if err == nil {
-			msgs = info.State.Msgs
+			if !ok {
+				return 0, false
+			}
+			n = msgs
 			rec.mu.Lock()
 			seen := uint64(len(rec.streamSeqs))
 			rec.mu.Unlock()
 			if seen >= msgs {
-				return msgs
+				return msgs, true
 			}
 		}
 		if time.Now().After(deadline) {
-			return msgs
+			return n, true // an error until the end: the check fails
 		}
 		pause(ctx, 100*time.Millisecond)
 	}

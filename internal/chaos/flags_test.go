@@ -14,7 +14,7 @@ var (
 	flagKills      = flag.Int("chaos.kills", 5, "relay SIGKILLs per database")
 	flagChurns     = flag.Int("chaos.churns", 3, "relays that leave cleanly (SIGTERM) and are replaced, per database")
 	flagCuts       = flag.Int("chaos.cuts", 4, "cuts of every relay database connection per database")
-	flagRestarts   = flag.Int("chaos.broker-restarts", 1, "NATS server stops and starts per database")
+	flagRestarts   = flag.Int("chaos.broker-restarts", 1, "broker outages per database (a NATS server stopped and started; for other brokers see their doc)")
 	flagRelays     = flag.Int("chaos.relays", 3, "relay processes")
 	flagProducers  = flag.Int("chaos.producers", 4, "producer goroutines")
 	flagAggregates = flag.Int("chaos.aggregates", 500, "aggregates")
