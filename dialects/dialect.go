@@ -275,4 +275,7 @@ type Dialect interface {
 	TryLock(ctx context.Context, db *sql.DB, name, owner string, now, until time.Time) (bool, error)
 	// Stats reads counts and the oldest pending time.
 	Stats(ctx context.Context, db *sql.DB) (Stats, error)
+
+	// Inspector reads rows, blocked aggregates and ownership for operators.
+	Inspector
 }

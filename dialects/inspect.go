@@ -12,11 +12,10 @@ import (
 // given event id.
 var ErrEventNotFound = errors.New("jitoutbox: event not found")
 
-// Inspector is an optional extension of Dialect for operators (the outboxctl
-// CLI, dashboards): it reads rows with their full delivery state. Every
-// dialect in this module implements it; find it with a type assertion:
-//
-//	if in, ok := d.(dialects.Inspector); ok { ... }
+// Inspector is the operators' part of the Dialect contract (the outboxctl
+// CLI and console, dashboards, outboxtest): it reads rows with their full
+// delivery state. Every Dialect embeds it, so callers never look for it by
+// type assertion.
 //
 // Inspector methods only read; they never take partitions or change rows.
 type Inspector interface {

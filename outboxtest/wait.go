@@ -125,11 +125,10 @@ func readDrain(ctx context.Context, db *sql.DB, d dialects.Dialect) (drainState,
 		return st, fmt.Errorf("outboxtest: read outbox stats: %w", err)
 	}
 	st.stats = s
-	in, ok := d.(dialects.Inspector)
-	if !ok || s.Pending == 0 || s.Dead == 0 {
+	if s.Pending == 0 || s.Dead == 0 {
 		return st, nil
 	}
-	bl, err := in.Blockers(ctx, db, time.Now(), maxBlockers)
+	bl, err := d.Blockers(ctx, db, time.Now(), maxBlockers)
 	if err != nil {
 		return st, fmt.Errorf("outboxtest: read blocked aggregates: %w", err)
 	}

@@ -105,11 +105,7 @@ func testDeadLetter(t *testing.T, e env, mode string) {
 		if got := rec.published(); got != 3 {
 			t.Fatalf("%d published while p/0 is dead: the aggregate must stay blocked", got)
 		}
-		in, ok := e.d.(dialects.Inspector)
-		if !ok {
-			t.Fatal("dialect is not an Inspector")
-		}
-		bl, err := in.Blockers(ctx, e.db, time.Now(), 10)
+		bl, err := e.d.Blockers(ctx, e.db, time.Now(), 10)
 		if err != nil || len(bl) != 1 || bl[0].Reason != dialects.BlockDead || bl[0].Head == nil || bl[0].Head.ID != poison[0].ID {
 			t.Fatalf("blockers = %+v, %v; want p blocked by its dead p/0", bl, err)
 		}

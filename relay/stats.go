@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/relay/internal/latency"
 )
 
@@ -128,16 +127,14 @@ func (r *Relay) Stats(ctx context.Context) (Stats, error) {
 	if ns := r.c.lastCleanup.Load(); ns != 0 {
 		s.LastCleanup = time.Unix(0, ns)
 	}
-	if in, ok := r.d.(dialects.Inspector); ok {
-		own, err := in.Ownership(ctx, r.db, now)
-		if err != nil {
-			return Stats{}, fmt.Errorf("relay: stats: ownership: %w", err)
-		}
-		s.LiveRelays, s.Partitions = len(own.Relays), len(own.Partitions)
-		for _, p := range own.Partitions {
-			if p.Live {
-				s.OwnedPartitions++
-			}
+	own, err := r.d.Ownership(ctx, r.db, now)
+	if err != nil {
+		return Stats{}, fmt.Errorf("relay: stats: ownership: %w", err)
+	}
+	s.LiveRelays, s.Partitions = len(own.Relays), len(own.Partitions)
+	for _, p := range own.Partitions {
+		if p.Live {
+			s.OwnedPartitions++
 		}
 	}
 	return s, nil

@@ -24,6 +24,10 @@ type fakeDialect struct {
 	mu      sync.Mutex
 	batches [][]dialects.Event
 	ctxs    []context.Context
+
+	// Inspector is nil: capture never inspects rows, and a call would
+	// panic the test that made it.
+	dialects.Inspector
 }
 
 var _ dialects.Dialect = (*fakeDialect)(nil)

@@ -46,11 +46,7 @@ func listFlags(fs *flag.FlagSet) runner {
 		if !ok {
 			return fmt.Errorf("%w: list needs -state pending|published|dead (got %q)", errUsage, *state)
 		}
-		in, err := e.inspector()
-		if err != nil {
-			return err
-		}
-		rows, err := in.List(ctx, e.db, dialects.ListFilter{State: st, AggregateType: *aggType, AggregateID: *aggID,
+		rows, err := e.d.List(ctx, e.db, dialects.ListFilter{State: st, AggregateType: *aggType, AggregateID: *aggID,
 			AfterSeq: *after, Limit: *limit})
 		if errors.Is(err, dialects.ErrInvalidListFilter) {
 			return fmt.Errorf("%w: %w", errUsage, err)
@@ -82,11 +78,7 @@ func showFlags(*flag.FlagSet) runner {
 		if len(args) != 1 {
 			return fmt.Errorf("%w: show takes one event id", errUsage)
 		}
-		in, err := e.inspector()
-		if err != nil {
-			return err
-		}
-		r, err := in.Get(ctx, e.db, args[0])
+		r, err := e.d.Get(ctx, e.db, args[0])
 		if err != nil {
 			return fmt.Errorf("show: %w", err)
 		}

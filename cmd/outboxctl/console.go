@@ -50,7 +50,6 @@ const (
 type console struct {
 	db     *sql.DB
 	d      dialects.Dialect
-	in     dialects.Inspector
 	opts   consoleOptions
 	log    *slog.Logger
 	redact func(error) error
@@ -62,19 +61,16 @@ type console struct {
 
 // newConsole builds the console on e's database and dialect.
 func newConsole(e *env, o consoleOptions) (*console, error) {
-	in, err := e.inspector()
-	if err != nil {
-		return nil, err
-	}
 	var secret [32]byte
 	if _, err := rand.Read(secret[:]); err != nil {
 		return nil, fmt.Errorf("console secret: %w", err)
 	}
-	c := &console{db: e.db, d: e.d, in: in, opts: o, log: e.logger(), redact: e.redact,
+	c := &console{db: e.db, d: e.d, opts: o, log: e.logger(), redact: e.redact,
 		csrf: derive(secret[:], "csrf"), session: derive(secret[:], "session")}
 	if c.redact == nil {
 		c.redact = func(err error) error { return err }
 	}
+	var err error
 	if c.pages, err = parsePages(); err != nil {
 		return nil, err
 	}

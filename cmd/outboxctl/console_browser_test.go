@@ -93,7 +93,7 @@ func TestConsoleBrowser(t *testing.T) {
 	c := f.console(t, consoleOptions{})
 	srv := httptest.NewServer(c.handler())
 	defer srv.Close()
-	in := f.d.(dialects.Inspector)
+	in := f.d
 	state := func(id string) dialects.State {
 		t.Helper()
 		r, err := in.Get(t.Context(), f.db, id)

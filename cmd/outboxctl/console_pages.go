@@ -96,20 +96,20 @@ func (c *console) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := overviewData{Stats: s}
-	o, err := c.in.Ownership(ctx, c.db, now)
+	o, err := c.d.Ownership(ctx, c.db, now)
 	if err != nil {
 		c.dbFail(w, r, "read ownership", err)
 		return
 	}
 	data.Relays, data.Free, data.Count = len(o.Relays), len(o.Free()), len(o.Partitions)
-	if data.Blockers, err = c.in.Blockers(ctx, c.db, now, overviewRows+1); err != nil {
+	if data.Blockers, err = c.d.Blockers(ctx, c.db, now, overviewRows+1); err != nil {
 		c.dbFail(w, r, "read blocked aggregates", err)
 		return
 	}
 	if len(data.Blockers) > overviewRows {
 		data.Blockers, data.MoreBlock = data.Blockers[:overviewRows], true
 	}
-	if data.Dead, err = c.in.List(ctx, c.db, dialects.ListFilter{State: dialects.StateDead, Limit: overviewRows + 1}); err != nil {
+	if data.Dead, err = c.d.List(ctx, c.db, dialects.ListFilter{State: dialects.StateDead, Limit: overviewRows + 1}); err != nil {
 		c.dbFail(w, r, "list dead letters", err)
 		return
 	}
@@ -137,7 +137,7 @@ type partitionRow struct {
 }
 
 func (c *console) partitions(w http.ResponseWriter, r *http.Request) {
-	o, err := c.in.Ownership(r.Context(), c.db, time.Now())
+	o, err := c.d.Ownership(r.Context(), c.db, time.Now())
 	if err != nil {
 		c.dbFail(w, r, "read ownership", err)
 		return
@@ -155,7 +155,7 @@ func (c *console) partitions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *console) blocked(w http.ResponseWriter, r *http.Request) {
-	bl, err := c.in.Blockers(r.Context(), c.db, time.Now(), c.opts.limit)
+	bl, err := c.d.Blockers(r.Context(), c.db, time.Now(), c.opts.limit)
 	if err != nil {
 		c.dbFail(w, r, "read blocked aggregates", err)
 		return
@@ -183,7 +183,7 @@ func (c *console) dead(w http.ResponseWriter, r *http.Request) {
 		}
 		data.After = n
 	}
-	rows, err := c.in.List(r.Context(), c.db, dialects.ListFilter{State: dialects.StateDead,
+	rows, err := c.d.List(r.Context(), c.db, dialects.ListFilter{State: dialects.StateDead,
 		AggregateType: data.AggregateType, AggregateID: data.AggregateID, AfterSeq: data.After, Limit: c.opts.limit + 1})
 	if errors.Is(err, dialects.ErrInvalidListFilter) {
 		c.fail(w, r, http.StatusBadRequest, err.Error())
@@ -216,7 +216,7 @@ type eventData struct {
 }
 
 func (c *console) event(w http.ResponseWriter, r *http.Request) {
-	row, err := c.in.Get(r.Context(), c.db, r.PathValue("id"))
+	row, err := c.d.Get(r.Context(), c.db, r.PathValue("id"))
 	if errors.Is(err, dialects.ErrEventNotFound) {
 		c.fail(w, r, http.StatusNotFound, "no event has this id")
 		return

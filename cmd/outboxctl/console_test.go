@@ -91,7 +91,7 @@ func (f *fixture) console(t *testing.T, o consoleOptions) *console {
 	if o.limit == 0 {
 		o.limit = 50
 	}
-	e := &env{stderr: t.Output(), db: f.db, d: f.d, in: f.d.(dialects.Inspector),
+	e := &env{stderr: t.Output(), db: f.db, d: f.d,
 		redact: func(err error) error { return redact(err, f.dsn) }}
 	c, err := newConsole(e, o)
 	if err != nil {
@@ -221,7 +221,7 @@ func TestConsoleActions(t *testing.T) {
 		c := f.console(t, consoleOptions{refresh: 5 * time.Second})
 		srv := httptest.NewServer(c.handler())
 		defer srv.Close()
-		in := f.d.(dialects.Inspector)
+		in := f.d
 		state := func(id string) dialects.State {
 			t.Helper()
 			r, err := in.Get(t.Context(), f.db, id)
@@ -306,7 +306,7 @@ func TestConsoleReadOnly(t *testing.T) {
 			t.Fatalf("read-only POST %s = %d, want 403", path, code)
 		}
 	}
-	if r, err := f.d.(dialects.Inspector).Get(t.Context(), f.db, f.heads["a"]); err != nil || r.State != dialects.StateDead {
+	if r, err := f.d.Get(t.Context(), f.db, f.heads["a"]); err != nil || r.State != dialects.StateDead {
 		t.Fatalf("read-only console changed a's head: %v %v", r.State, err)
 	}
 }

@@ -67,7 +67,6 @@ type env struct {
 	redact func(error) error
 	db     *sql.DB
 	d      dialects.Dialect
-	in     dialects.Inspector
 }
 
 // logger returns the logger of long-running commands: text to stderr.
@@ -128,7 +127,6 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	if e.d, err = newDialect(dialect, g.table); err != nil {
 		return err
 	}
-	e.in, _ = e.d.(dialects.Inspector)
 	driver, open, err := driverDSN(dialect, dsn)
 	if err != nil {
 		return redact(err, dsn)
@@ -214,12 +212,4 @@ func noArgs(args []string) error {
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, strings.Join(args, " "))
 	}
 	return nil
-}
-
-// inspector returns e.in or an error naming the dialect.
-func (e *env) inspector() (dialects.Inspector, error) {
-	if e.in == nil {
-		return nil, fmt.Errorf("the %s dialect cannot list events", e.d.Name())
-	}
-	return e.in, nil
 }

@@ -74,18 +74,16 @@ func statusFlags(fs *flag.FlagSet) runner {
 		if !s.OldestPending.IsZero() {
 			out.OldestPendingAgeSeconds = max(now.Sub(s.OldestPending), 0).Seconds()
 		}
-		if e.in != nil {
-			if *limit > 0 {
-				if out.Blockers, err = blockers(ctx, e, now, *limit); err != nil {
-					return err
-				}
+		if *limit > 0 {
+			if out.Blockers, err = blockers(ctx, e, now, *limit); err != nil {
+				return err
 			}
-			o, err := e.in.Ownership(ctx, e.db, now)
-			if err != nil {
-				return fmt.Errorf("status: %w", err)
-			}
-			out.Partitions = ownershipToJSON(o)
 		}
+		o, err := e.d.Ownership(ctx, e.db, now)
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		out.Partitions = ownershipToJSON(o)
 		if e.g.json {
 			return writeJSON(e.stdout, out)
 		}
@@ -94,7 +92,7 @@ func statusFlags(fs *flag.FlagSet) runner {
 }
 
 func blockers(ctx context.Context, e *env, now time.Time, limit int) ([]blockerJSON, error) {
-	bl, err := e.in.Blockers(ctx, e.db, now, limit)
+	bl, err := e.d.Blockers(ctx, e.db, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}

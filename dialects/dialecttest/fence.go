@@ -98,14 +98,12 @@ func testMarkDeleteUnblock(t *testing.T, tgt Target) {
 	if st := e.stats(); st.Pending != 1 || st.Published != 1 || st.Dead != 1 {
 		t.Fatalf("stats %+v, want 1 pending, 1 published, 1 dead", st)
 	}
-	if in, ok := e.d.(dialects.Inspector); ok {
-		g, err := in.Get(e.ctx, e.db, r[0].ID)
-		if err != nil || g.State != dialects.StatePublished || !g.PublishedAt.Equal(e.at(time.Second)) {
-			t.Fatalf("published row: %+v, %v", g, err)
-		}
-		if _, err := in.Get(e.ctx, e.db, r[1].ID); err == nil {
-			t.Fatal("deleted row still found")
-		}
+	g, err := e.d.Get(e.ctx, e.db, r[0].ID)
+	if err != nil || g.State != dialects.StatePublished || !g.PublishedAt.Equal(e.at(time.Second)) {
+		t.Fatalf("published row: %+v, %v", g, err)
+	}
+	if _, err := e.d.Get(e.ctx, e.db, r[1].ID); err == nil {
+		t.Fatal("deleted row still found")
 	}
 	wantIDs(t, "left", e.readAll(0), r[3].Event)
 

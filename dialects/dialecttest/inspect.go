@@ -19,15 +19,6 @@ func ExerciseInspect(t *testing.T, tgt Target) {
 	t.Run("Ownership", func(t *testing.T) { testOwnership(t, tgt) })
 }
 
-func inspector(t testing.TB, d dialects.Dialect) dialects.Inspector {
-	t.Helper()
-	in, ok := d.(dialects.Inspector)
-	if !ok {
-		t.Fatalf("%s dialect does not implement dialects.Inspector", d.Name())
-	}
-	return in
-}
-
 func rowIDs(rows []dialects.Row) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
@@ -38,7 +29,7 @@ func rowIDs(rows []dialects.Row) []string {
 
 func testInspect(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
-	in := inspector(t, e.d)
+	in := e.d
 
 	a1 := e.event("agg", "a")
 	a1.Payload = []byte(`{"n": 1, "s": "é"}`)
@@ -190,7 +181,7 @@ func testInspectWithTable(t *testing.T, tgt Target) {
 		t.Fatalf("WithTable: %v", err)
 	}
 	e := setupWith(t, tgt, d)
-	in := inspector(t, e.d)
+	in := e.d
 	ev := e.event("agg", "a")
 	e.insert(ev)
 	rows, err := in.List(e.ctx, e.db, dialects.ListFilter{State: dialects.StatePending, Limit: 5})

@@ -12,7 +12,7 @@ import (
 // one entry per partition, in order.
 func (e *env) ownership(now time.Duration) dialects.Ownership {
 	e.t.Helper()
-	o, err := inspector(e.t, e.d).Ownership(e.ctx, e.db, e.at(now))
+	o, err := e.d.Ownership(e.ctx, e.db, e.at(now))
 	if err != nil {
 		e.t.Fatalf("Ownership: %v", err)
 	}

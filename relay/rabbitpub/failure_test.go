@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/jitoutbox/jitoutbox/internal/tcpproxy"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/relay/rabbitpub"
 )
@@ -68,17 +69,17 @@ func TestConnectionCut(t *testing.T) {
 	b := newBroker(t)
 	x := b.exchange()
 	q := b.queue(x, "#")
-	proxy, url := newProxy(t, b.url)
+	proxy, url := tcpproxy.NewURL(t, b.url)
 	var logs safeBuffer
 	p := newPub(t, url, rabbitpub.WithExchange(x), rabbitpub.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	noErrors(t, publish(ctx, p, testMessages(3)))
 	b.consume(q, 3)
 
-	proxy.Stall(false)
+	proxy.StallDown()
 	batch := testMessages(5)
 	wait := publishAsync(ctx, p, batch)
 	waitDepth(t, b, q, len(batch))
-	proxy.Refuse(true)
+	proxy.Refuse()
 	proxy.Cut()
 	checkOutage := func(when string, errs []error) {
 		t.Helper()
@@ -89,14 +90,19 @@ func TestConnectionCut(t *testing.T) {
 		}
 	}
 	cutErrs := wait()
+	if proxy.Cuts() == 0 {
+		t.Errorf("Cut closed no connection: the publisher was not connected through the proxy")
+	}
 	t.Logf("cut: %v", cutErrs[0])
 	checkOutage("cut mid-batch", cutErrs)
-	proxy.Resume()
 	b.consume(q, len(batch)) // delivered, but unconfirmed: the relay sends them again
 
 	checkOutage("broker unreachable", publish(ctx, p, batch))
+	if proxy.Refused() == 0 {
+		t.Errorf("the publisher never tried to reconnect while the broker was unreachable")
+	}
 
-	proxy.Refuse(false)
+	proxy.Resume() // ends the stall and the refusal
 	noErrors(t, publish(ctx, p, batch))
 	if n := len(b.consume(q, len(batch))); n != len(batch) {
 		t.Errorf("after reconnect: %d delivered", n)
@@ -115,7 +121,7 @@ func TestContextEnd(t *testing.T) {
 	b := newBroker(t)
 	x := b.exchange()
 	q := b.queue(x, "#")
-	proxy, url := newProxy(t, b.url)
+	proxy, url := tcpproxy.NewURL(t, b.url)
 	p := newPub(t, url, rabbitpub.WithExchange(x))
 
 	canceled, cancel := context.WithCancel(ctx)
@@ -128,7 +134,7 @@ func TestContextEnd(t *testing.T) {
 
 	noErrors(t, publish(ctx, p, testMessages(1))) // connect before the stall
 	b.consume(q, 1)
-	proxy.Stall(false)
+	proxy.StallDown()
 	batch := testMessages(4)
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -153,10 +159,10 @@ func TestConfirmTimeout(t *testing.T) {
 	b := newBroker(t)
 	x := b.exchange()
 	b.queue(x, "#")
-	proxy, url := newProxy(t, b.url)
+	proxy, url := tcpproxy.NewURL(t, b.url)
 	p := newPub(t, url, rabbitpub.WithExchange(x), rabbitpub.WithConfirmTimeout(300*time.Millisecond))
 	noErrors(t, publish(ctx, p, testMessages(1)))
-	proxy.Stall(false)
+	proxy.StallDown()
 	errs := publish(ctx, p, testMessages(3))
 	proxy.Resume()
 	for i, err := range errs {
@@ -206,11 +212,11 @@ func TestBlockedWrite(t *testing.T) {
 	b := newBroker(t)
 	x := b.exchange()
 	q := b.queue(x, "#")
-	proxy, url := newProxy(t, b.url)
+	proxy, url := tcpproxy.NewURL(t, b.url)
 	p := newPub(t, url, rabbitpub.WithExchange(x))
 	noErrors(t, publish(ctx, p, testMessages(1)))
 	b.consume(q, 1)
-	proxy.Stall(true)
+	proxy.Stall()
 	batch := testMessages(64)
 	for i := range batch {
 		batch[i].Payload = make([]byte, 1<<20)
