@@ -37,9 +37,9 @@ type broker interface {
 	// false when the broker cannot tell (a queue empties as it is
 	// consumed).
 	stored(ctx context.Context) (n uint64, ok bool, err error)
-	// maxDuplicates bounds the duplicate deliveries of a run of size s
+	// maxDuplicates bounds the duplicate deliveries of a run that did f
 	// (the doc of each implementation says why).
-	maxDuplicates(s size) int
+	maxDuplicates(f faults) int
 }
 
 // delivery is one message as the consumer received it.
@@ -96,7 +96,7 @@ func (b *jetStream) stored(ctx context.Context) (uint64, bool, error) {
 // re-publish in this harness happens within seconds (outages of at most
 // 3 s), so the expected number is zero; anything else is a defect to
 // explain.
-func (b *jetStream) maxDuplicates(size) int { return 0 }
+func (b *jetStream) maxDuplicates(faults) int { return 0 }
 
 // consumeStream starts an ordered consumer on stream that hands every
 // message to rec.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,12 @@ const (
 	relayPublish = "2s"
 	relayPoll    = "1s"
 	relayBatch   = "100"
+)
+
+// A broker outage lasts between minOutage and maxOutage.
+const (
+	minOutage = 500 * time.Millisecond
+	maxOutage = 3 * time.Second
 )
 
 func TestChaos(t *testing.T) {
@@ -113,7 +120,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	t.Cleanup(func() { cancel(); <-prodDone })
 
 	// Fire the faults as the producers reach each one's point.
-	sum := summary{name: t.Name(), seed: s.seed, broker: br.name(), maxDup: br.maxDuplicates(s)}
+	sum := summary{name: t.Name(), seed: s.seed, broker: br.name()}
 	for _, a := range schedule(s, rng) {
 		waitProgress(led, a.at, prodDone, relays)
 		relays.check()
@@ -159,7 +166,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 			sum.cuts++
 			sum.cutConns += n
 		case "broker":
-			what := br.outage(ctx, t, 500*time.Millisecond+time.Duration(rng.IntN(2500))*time.Millisecond, rng)
+			what := br.outage(ctx, t, minOutage+time.Duration(rng.IntN(int((maxOutage-minOutage)/time.Millisecond)))*time.Millisecond, rng)
 			sum.brokerRestarts++
 			sum.outages = append(sum.outages, what)
 		}
@@ -215,6 +222,10 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	}
 	sum.kills = relays.kills
 	sum.leaves = relays.leaves
+	relayBatchN, _ := strconv.Atoi(relayBatch)
+	relayPublishD, _ := time.ParseDuration(relayPublish)
+	sum.maxDup = br.maxDuplicates(faults{kills: sum.kills, leaves: sum.leaves, cuts: sum.cuts, outages: sum.brokerRestarts,
+		relays: s.relays, batch: relayBatchN, maxDown: maxOutage, publishTimeout: relayPublishD})
 	sum.stopErrors = append(sum.stopErrors, relays.leaveErrs...)
 	sum.failOne, sum.failAll = failovers(kills, nparts, led, rec)
 	sum.relayExits = relays.unexpected

@@ -1,0 +1,62 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+)
+
+// brokerBounded is the bounded size of the scenarios beside TestChaos:
+// half its length, so that the package stays within CI's time under -race
+// on two cores; more broker outages, as the broker is what they exercise.
+func brokerBounded() size {
+	s := bounded()
+	s.events, s.duration = 4000, 20*time.Second
+	s.kills, s.churns, s.cuts, s.restarts = 3, 1, 2, 3
+	return s
+}
+
+// brokerLong is their -chaos.long size: 100,000 events over 4 minutes.
+func brokerLong() size {
+	s := long()
+	s.events, s.duration = 100_000, 4*time.Minute
+	s.kills, s.churns, s.cuts, s.restarts = 16, 6, 8, 12
+	return s
+}
+
+// scenarioSize returns the size of a scenario from its bounded and long
+// sizes and the flags, with the seed drawn when none was given.
+func scenarioSize(t *testing.T, b, l size) size {
+	t.Helper()
+	s := sizeFor(b, l)
+	if err := s.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if s.seed == 0 {
+		s.seed = time.Now().UnixNano()
+	}
+	return s
+}
+
+// TestChaosRabbitMQ is the harness with the relays publishing to RabbitMQ
+// (a quorum queue on the shared server, reached through a TCP proxy that
+// the broker outages cut, refuse or stall). The bounded run uses
+// PostgreSQL; -chaos.long runs MariaDB as well.
+func TestChaosRabbitMQ(t *testing.T) {
+	s := scenarioSize(t, brokerBounded(), brokerLong())
+	t.Run("postgres", func(t *testing.T) { runChaos(t, s, newRabbitMQ, postgresTarget) })
+	if *flagLong {
+		t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newRabbitMQ, mysqlTarget) })
+	}
+}
+
+// TestChaosKafka is the harness with the relays publishing to Kafka (an
+// in-process kfake cluster behind a TCP proxy that the broker outages cut,
+// refuse or stall). The bounded run uses MariaDB; -chaos.long runs
+// PostgreSQL as well.
+func TestChaosKafka(t *testing.T) {
+	s := scenarioSize(t, brokerBounded(), brokerLong())
+	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newKafka, mysqlTarget) })
+	if *flagLong {
+		t.Run("postgres", func(t *testing.T) { runChaos(t, s, newKafka, postgresTarget) })
+	}
+}
