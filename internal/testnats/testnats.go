@@ -1,7 +1,9 @@
 // Package testnats gives jitoutbox's tests a NATS server with JetStream:
 // an embedded nats-server (Server) that a test may shut down and start again,
-// or the shared server named by JITOUTBOX_NATS_URL (URL), and per-test
-// streams with random names (Stream) so tests sharing a server never collide.
+// or the shared server named by JITOUTBOX_NATS_URL (URL), a cluster of
+// embedded servers whose members a test kills and restarts (JSCluster), and
+// per-test streams with random names (Stream) so tests sharing a server
+// never collide.
 package testnats
 
 import (
