@@ -40,6 +40,9 @@ type broker interface {
 	// maxDuplicates bounds the duplicate deliveries of a run that did f
 	// (the doc of each implementation says why).
 	maxDuplicates(f faults) int
+	// durable reports whether the relays' start-up durability check
+	// (relay.Preflighter) must pass without a warning.
+	durable() bool
 }
 
 // delivery is one message as the consumer received it.
@@ -97,6 +100,11 @@ func (b *jetStream) stored(ctx context.Context) (uint64, bool, error) {
 // 3 s), so the expected number is zero; anything else is a defect to
 // explain.
 func (b *jetStream) maxDuplicates(faults) int { return 0 }
+
+// durable: one server acknowledges before fsync, so the relays rightly warn
+// that the stream cannot guarantee at-least-once delivery through a crash
+// of the machine (the run restarts the server cleanly).
+func (b *jetStream) durable() bool { return false }
 
 // consumeStream starts an ordered consumer on stream that hands every
 // message to rec.

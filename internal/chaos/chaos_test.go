@@ -215,7 +215,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 
 	// The broker must hold exactly what the consumer saw (a duplicate that
 	// reached it after the catch-up shows up here too), where it can tell.
-	sum.streamMsgs, sum.streamCounted = waitStoredSeen(ctx, br, rec, 15*time.Second)
+	sum.streamMsgs, sum.streamCounted, sum.storedErr = waitStoredSeen(ctx, br, rec, 15*time.Second)
 
 	for _, err := range relays.stop() {
 		sum.stopErrors = append(sum.stopErrors, err.Error())
@@ -232,6 +232,9 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	sum.exitDetails = relays.exits
 	sum.relaysStarted = len(relays.all)
 	sum.outageLogs = relays.logCount("broker outage")
+	sum.durabilityWarns = relays.logCount("cannot guarantee at-least-once")
+	sum.mustBeDurable = br.durable()
+	sum.preflightFailed = relays.logCount("publisher preflight failed")
 	sum.dbErrorLogs = relays.logCount(`"level":"WARN"`)
 	sum.logKinds = relays.warnKinds()
 	for _, p := range relays.all {
@@ -254,25 +257,29 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 
 // waitStoredSeen waits (polling, with a deadline) until the consumer has
 // seen as many distinct broker positions as the broker holds, and returns
-// the broker's message count; ok is false when the broker cannot count.
-func waitStoredSeen(ctx context.Context, br broker, rec *recorder, limit time.Duration) (n uint64, ok bool) {
+// the broker's message count; ok is false when the broker cannot count;
+// errText is the broker's last error when it did not answer by the deadline.
+func waitStoredSeen(ctx context.Context, br broker, rec *recorder, limit time.Duration) (n uint64, ok bool, errText string) {
 	deadline := time.Now().Add(limit)
 	for {
 		msgs, ok, err := br.stored(ctx)
 		if err == nil {
 			if !ok {
-				return 0, false
+				return 0, false, ""
 			}
 			n = msgs
 			rec.mu.Lock()
 			seen := uint64(len(rec.streamSeqs))
 			rec.mu.Unlock()
 			if seen >= msgs {
-				return msgs, true
+				return msgs, true, ""
 			}
 		}
 		if time.Now().After(deadline) {
-			return n, true // an error until the end: the check fails
+			if err != nil {
+				return n, true, err.Error()
+			}
+			return n, true, ""
 		}
 		pause(ctx, 100*time.Millisecond)
 	}

@@ -158,3 +158,7 @@ func (b *kafka) stored(ctx context.Context) (uint64, bool, error) {
 // session, a batch retried after its publish timed out) is a new record.
 // See dupBound.
 func (b *kafka) maxDuplicates(f faults) int { return dupBound(f) }
+
+// durable: one kfake broker is replication factor 1; the relays are not
+// told the topic (-kafka has no preflight topics), so they do not check.
+func (b *kafka) durable() bool { return false }

@@ -189,6 +189,10 @@ func (b *rabbitMQ) stored(context.Context) (uint64, bool, error) { return 0, fal
 // and marked. See dupBound.
 func (b *rabbitMQ) maxDuplicates(f faults) int { return dupBound(f) }
 
+// durable: the relay cannot tell a quorum queue from a classic one (AMQP
+// 0-9-1 does not say), so its check stays silent; nothing to assert.
+func (b *rabbitMQ) durable() bool { return false }
+
 // faults is what a run did to the relays and the broker, for the
 // duplicate bound of brokers that do not drop duplicates.
 type faults struct {

@@ -60,3 +60,17 @@ func TestChaosKafka(t *testing.T) {
 		t.Run("postgres", func(t *testing.T) { runChaos(t, s, newKafka, postgresTarget) })
 	}
 }
+
+// TestChaosJetStreamR3 is the harness on a three-node JetStream cluster
+// with an R3 stream: the broker outages kill the stream's leader or a
+// follower as a crash would and restart it. The same figures as TestChaos
+// hold (no duplicates: the duplicate window is replicated), and the
+// relays' start-up durability check accepts the stream without a warning.
+// The bounded run uses PostgreSQL; -chaos.long runs MariaDB as well.
+func TestChaosJetStreamR3(t *testing.T) {
+	s := scenarioSize(t, brokerBounded(), brokerLong())
+	t.Run("postgres", func(t *testing.T) { runChaos(t, s, newJSCluster, postgresTarget) })
+	if *flagLong {
+		t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newJSCluster, mysqlTarget) })
+	}
+}

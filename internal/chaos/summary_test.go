@@ -42,7 +42,8 @@ type summary struct {
 	orderExamples   []string
 	badMessages     int
 	streamMsgs      uint64
-	streamCounted   bool // the broker counted its messages (streamMsgs)
+	streamCounted   bool   // the broker counted its messages (streamMsgs)
+	storedErr       string // the broker's count failed until the deadline
 	streamSeen      int
 
 	kills, relaysStarted, relayExits int
@@ -53,6 +54,9 @@ type summary struct {
 	brokerRestarts                   int
 	outages                          []string // what each broker outage did
 	outageLogs, dbErrorLogs          int
+	durabilityWarns                  int  // relay log lines: the broker cannot guarantee at-least-once
+	mustBeDurable                    bool // durabilityWarns must be 0
+	preflightFailed                  int  // relays whose start-up check could not run (no stream leader yet)
 	stopErrors                       []string
 	secretLeaks                      int
 	dataRaces, panics                int
@@ -128,6 +132,9 @@ func (s *summary) String() string {
 	} else {
 		p("stream messages               n/a (a queue empties as it is consumed)")
 	}
+	if s.storedErr != "" {
+		p("  stream count failed: %s", s.storedErr)
+	}
 	p("outbox pending / dead at end  %d / %d", s.pending, s.dead)
 	p("relay kills (SIGKILL)         %d (%d relay processes started)", s.kills, s.relaysStarted)
 	p("relay leaves (SIGTERM, churn) %d (each replaced by a new relay)", s.leaves)
@@ -137,6 +144,9 @@ func (s *summary) String() string {
 	p("relay data races / panics     %d / %d (must be 0; relays built with -race: %v)", s.dataRaces, s.panics, raceEnabled)
 	p("db connection cuts            %d (%d connections killed)", s.cuts, s.cutConns)
 	p("broker restarts               %d (relay 'broker outage' log lines %d, WARN lines %d)", s.brokerRestarts, s.outageLogs, s.dbErrorLogs)
+	if s.mustBeDurable {
+		p("durability warnings at start  %d (must be 0; %d of %d relays could not check: no leader at the time)", s.durabilityWarns, s.preflightFailed, s.relaysStarted)
+	}
 	p("produce / drain / elapsed     %v / %v / %v", s.produceTime.Round(time.Millisecond), s.drainTime.Round(time.Millisecond), s.elapsed.Round(time.Millisecond))
 	for _, o := range s.outages {
 		p("  broker outage: %s", o)
@@ -193,6 +203,9 @@ func (s *summary) failures() []string {
 	check(len(s.stopErrors) != 0, "relays did not stop cleanly: %v", s.stopErrors)
 	check(s.dataRaces != 0 || s.panics != 0, "relay logs show %d data races and %d panics", s.dataRaces, s.panics)
 	check(s.secretLeaks != 0, "%d relay logs contain the database secret", s.secretLeaks)
+	check(s.storedErr != "", "the broker's message count failed: %s", s.storedErr)
+	check(s.mustBeDurable && s.durabilityWarns != 0, "%d relay warnings that the broker cannot guarantee at-least-once delivery", s.durabilityWarns)
+	check(s.mustBeDurable && s.preflightFailed >= s.relaysStarted, "no relay could run its start-up durability check (%d failed)", s.preflightFailed)
 	check(s.streamCounted && s.streamMsgs != uint64(s.streamSeen), "the stream holds %d messages but the consumer saw %d", s.streamMsgs, s.streamSeen)
 	return f
 }
