@@ -1,0 +1,12 @@
+//go:build unix && !linux
+
+package dbinstance
+
+import "syscall"
+
+// serverAttr runs the server in a process group of its own (Kill ends the
+// server and every child it forked, PostgreSQL's backends, as kill -9 of
+// the whole server would), as cred's user.
+func serverAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+}
