@@ -58,6 +58,10 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	nc := testnats.Connect(t, wakeURL)
 	tg := open(t, nc) // skips when the database's variable is unset
 
+	if s.dbRestarts > 0 && tg.server == nil {
+		t.Fatal("chaos: database restarts need a database server the run owns")
+	}
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := tg.dialect.Migrate(ctx, tg.db); err != nil {
@@ -99,6 +103,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 		t.Fatal(err)
 	}
 	var kills []killRec
+	var restarts []restartRec
 
 	rng := rand.New(rand.NewPCG(uint64(s.seed), 0))
 	start := time.Now()
@@ -106,7 +111,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	var pwg sync.WaitGroup
 	prodDone := make(chan struct{})
 	for i := range s.producers {
-		p := newProducer(i, ob, tg.db, tg.bind, s, s.seed, led, start)
+		p := newProducer(i, ob, tg.db, tg.bind, s, s.seed, led, start, tg.server != nil)
 		pwg.Add(1)
 		go func() {
 			defer pwg.Done()
@@ -159,9 +164,19 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 			pause(ctx, time.Duration(rng.IntN(1500))*time.Millisecond)
 			relays.restartKilled(slot)
 		case "cut":
-			n, err := tg.cutter.cut(ctx)
-			if err != nil {
-				t.Fatal(err)
+			// Right after a database restart the relays may not have
+			// reconnected yet: wait (a bounded while) for connections to
+			// cut.
+			var n int
+			for try := 0; ; try++ {
+				var err error
+				if n, err = tg.cutter.cut(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if n > 0 || try == 50 {
+					break
+				}
+				pause(ctx, 200*time.Millisecond)
 			}
 			sum.cuts++
 			sum.cutConns += n
@@ -169,6 +184,12 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 			what := br.outage(ctx, t, minOutage+time.Duration(rng.IntN(int((maxOutage-minOutage)/time.Millisecond)))*time.Millisecond, rng)
 			sum.brokerRestarts++
 			sum.outages = append(sum.outages, what)
+		case "db":
+			// Alternately a fast shutdown and a SIGKILL, then a start on
+			// the same port and data; the relays must recover by
+			// themselves.
+			down := minOutage + time.Duration(rng.IntN(int((maxOutage-minOutage)/time.Millisecond)))*time.Millisecond
+			restarts = append(restarts, restartDB(ctx, t, tg, len(restarts)%2 == 1, down))
 		}
 	}
 	<-prodDone
@@ -228,6 +249,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 		relays: s.relays, batch: relayBatchN, maxDown: maxOutage, publishTimeout: relayPublishD})
 	sum.stopErrors = append(sum.stopErrors, relays.leaveErrs...)
 	sum.failOne, sum.failAll = failovers(kills, nparts, led, rec)
+	sum.restarts = stalls(restarts, led, rec)
 	sum.relayExits = relays.unexpected
 	sum.exitDetails = relays.exits
 	sum.relaysStarted = len(relays.all)

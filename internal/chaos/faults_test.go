@@ -167,7 +167,7 @@ func (c mysqlCutter) cut(ctx context.Context) (int, error) {
 
 // action is one fault, fired when the producers have handed out at events.
 type action struct {
-	kind string // "kill", "churn", "cut", "broker"
+	kind string // "kill", "churn", "cut", "broker", "db"
 	at   int64
 }
 
@@ -186,6 +186,9 @@ func schedule(s size, rng *rand.Rand) []action {
 	}
 	for range s.restarts {
 		acts = append(acts, action{kind: "broker"})
+	}
+	for range s.dbRestarts {
+		acts = append(acts, action{kind: "db"})
 	}
 	rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
 	for i := range acts {

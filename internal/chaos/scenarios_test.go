@@ -74,3 +74,34 @@ func TestChaosJetStreamR3(t *testing.T) {
 		t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newJSCluster, mysqlTarget) })
 	}
 }
+
+// dbBounded is TestChaosDBRestart's bounded size: four restarts (two fast
+// shutdowns, two SIGKILLs) beside the usual relay faults, no broker
+// outage.
+func dbBounded() size {
+	s := brokerBounded()
+	s.kills, s.churns, s.cuts, s.restarts, s.dbRestarts = 2, 1, 1, 0, 4
+	return s
+}
+
+// dbLong is its -chaos.long size: 100,000 events over 4 minutes, 12
+// restarts.
+func dbLong() size {
+	s := brokerLong()
+	s.kills, s.churns, s.cuts, s.restarts, s.dbRestarts = 8, 4, 4, 1, 12
+	return s
+}
+
+// TestChaosDBRestart is the harness on a PostgreSQL and a MariaDB server
+// of the run's own (internal/dbinstance), stopped mid-run alternately with
+// a fast shutdown and a SIGKILL and started again: producers see errors
+// and retry (a Commit whose outcome is unknown is resolved at the end by
+// its business row), relays recover without a restart, nothing committed
+// is lost and nothing uncommitted is published. The summary reports the
+// delivery stall after each restart. The broker is one embedded JetStream
+// server.
+func TestChaosDBRestart(t *testing.T) {
+	s := scenarioSize(t, dbBounded(), dbLong())
+	t.Run("postgres", func(t *testing.T) { runChaos(t, s, newJetStream, postgresInstance) })
+	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newJetStream, mysqlInstance) })
+}

@@ -26,6 +26,8 @@ type summary struct {
 	uncertainRolledBack                 int
 	producerErrors                      int
 	producerErrorList                   []error
+	producerRetries                     int
+	producerRetryList                   []error
 
 	committed       int // events
 	rolledBackEv    int
@@ -51,6 +53,7 @@ type summary struct {
 	failOne, failAll                 []time.Duration // failover per kill (one relay / every relay)
 	exitDetails                      []string
 	cuts, cutConns                   int
+	restarts                         []restartStall // database restarts
 	brokerRestarts                   int
 	outages                          []string // what each broker outage did
 	outageLogs, dbErrorLogs          int
@@ -78,6 +81,7 @@ func (s *summary) fill(l *ledger, r *recorder) {
 	defer r.mu.Unlock()
 	s.txCommitted, s.txRolledBack, s.critical = l.txCommit+s.uncertainCommitted, l.txRollback, l.critical
 	s.producerErrors, s.producerErrorList = l.nErrs, l.errs
+	s.producerRetries, s.producerRetryList = l.retried, l.retryErrs
 	s.committed, s.rolledBackEv = len(l.committed), len(l.rolledBack)
 	s.deliveries, s.redeliveries, s.badMessages = r.deliveries, r.redeliv, r.bad
 	s.orderViolations, s.orderExamples = r.violations, r.examples
@@ -117,6 +121,9 @@ func (s *summary) String() string {
 		s.txCommitted, s.critical, s.uncertainCommitted, s.uncertainRolledBack)
 	p("transactions rolled back      %d (on purpose)", s.txRolledBack)
 	p("producer errors               %d", s.producerErrors)
+	if s.want.dbRestarts > 0 {
+		p("producer retries              %d (errors before Commit while the database restarted; tried again)", s.producerRetries)
+	}
 	p("events committed              %d", s.committed)
 	p("events rolled back            %d", s.rolledBackEv)
 	p("deliveries (consumer)         %d", s.deliveries)
@@ -143,6 +150,19 @@ func (s *summary) String() string {
 	p("relay exits on their own      %d (must be 0)", s.relayExits)
 	p("relay data races / panics     %d / %d (must be 0; relays built with -race: %v)", s.dataRaces, s.panics, raceEnabled)
 	p("db connection cuts            %d (%d connections killed)", s.cuts, s.cutConns)
+	if s.want.dbRestarts > 0 {
+		kills := 0
+		for _, r := range s.restarts {
+			if r.kill {
+				kills++
+			}
+		}
+		p("db restarts (own server)      %d (fast shutdown %d, SIGKILL %d)", len(s.restarts), len(s.restarts)-kills, kills)
+		p("delivery stall after restart  %s (new events' wait, commit to first delivery, within %v of the restart)", stallDistribution(s.restarts), stallWindow)
+		for _, r := range s.restarts {
+			p("  restart: %s", r)
+		}
+	}
 	p("broker restarts               %d (relay 'broker outage' log lines %d, WARN lines %d)", s.brokerRestarts, s.outageLogs, s.dbErrorLogs)
 	if s.mustBeDurable {
 		p("durability warnings at start  %d (must be 0; %d of %d relays could not check: no leader at the time)", s.durabilityWarns, s.preflightFailed, s.relaysStarted)
@@ -156,6 +176,9 @@ func (s *summary) String() string {
 	}
 	for _, e := range s.producerErrorList {
 		p("  producer error: %v", e)
+	}
+	for _, e := range s.producerRetryList {
+		p("  producer retry after: %v", truncate(e.Error(), 120))
 	}
 	for _, e := range s.missingExamples {
 		p("  missing: %s", e)
@@ -189,6 +212,7 @@ func (s *summary) failures() []string {
 	check(s.leaves < s.want.churns, "%d relay leaves, want %d", s.leaves, s.want.churns)
 	check(s.cuts < s.want.cuts, "%d connection cuts, want %d", s.cuts, s.want.cuts)
 	check(s.cutConns < s.cuts, "%d cuts killed only %d connections", s.cuts, s.cutConns)
+	check(len(s.restarts) < s.want.dbRestarts, "%d database restarts, want %d", len(s.restarts), s.want.dbRestarts)
 	check(s.brokerRestarts < s.want.restarts, "%d broker restarts, want %d", s.brokerRestarts, s.want.restarts)
 	check(s.missing != 0, "%d committed events never arrived", s.missing)
 	check(s.fromRolledBack != 0, "%d events of rolled-back transactions arrived", s.fromRolledBack)

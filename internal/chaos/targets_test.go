@@ -14,6 +14,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/internal/dbinstance"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/notify"
@@ -39,6 +40,19 @@ type target struct {
 	notifier  runner
 	// secret must never appear in a relay's log.
 	secret string
+	// server is the database server when the run owns it (and may stop,
+	// kill and start it); nil for the shared servers.
+	server dbServer
+}
+
+// dbServer is a database server the run owns (a *dbinstance.Instance).
+type dbServer interface {
+	// Stop shuts the server down fast (open transactions are rolled back).
+	Stop(ctx context.Context) error
+	// Kill kills the server with SIGKILL.
+	Kill()
+	// Start starts the server again and waits until it accepts connections.
+	Start(ctx context.Context) error
 }
 
 // businessDDL is the business table the producers write next to their
@@ -51,6 +65,12 @@ const businessDDL = `CREATE TABLE chaos_orders (
 func postgresTarget(t *testing.T, nc *nats.Conn) target {
 	t.Helper()
 	db, dsn := testdb.Postgres(t, "postgres")
+	return postgresOn(t, db, dsn)
+}
+
+// postgresOn sets up the run on db, opened with dsn.
+func postgresOn(t *testing.T, db *sql.DB, dsn string) target {
+	t.Helper()
 	d, err := postgres.New()
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +95,12 @@ func postgresTarget(t *testing.T, nc *nats.Conn) target {
 func mysqlTarget(t *testing.T, nc *nats.Conn) target {
 	t.Helper()
 	db, dsn := testdb.MySQL(t)
+	return mysqlOn(t, nc, db, dsn)
+}
+
+// mysqlOn sets up the run on db, opened with dsn; nc carries the wakes.
+func mysqlOn(t *testing.T, nc *nats.Conn, db *sql.DB, dsn string) target {
+	t.Helper()
 	d, err := mysql.New()
 	if err != nil {
 		t.Fatal(err)
@@ -130,4 +156,40 @@ func withParam(dsn, key, value string) string {
 		return dsn + sep + key + "=" + value
 	}
 	return dsn + " " + key + "=" + value
+}
+
+// postgresInstance is a PostgreSQL server of the run's own (a throwaway
+// initdb), which the run may stop, kill and start.
+func postgresInstance(t *testing.T, _ *nats.Conn) target {
+	t.Helper()
+	inst := dbinstance.PostgreSQL(t)
+	db, err := sql.Open("postgres", inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tg := postgresOn(t, db, inst.DSN())
+	tg.server = inst
+	return tg
+}
+
+// mysqlInstance is a MariaDB server of the run's own (a throwaway
+// mariadb-install-db), which the run may stop, kill and start.
+func mysqlInstance(t *testing.T, nc *nats.Conn) target {
+	t.Helper()
+	inst := dbinstance.MariaDB(t)
+	cfg, err := gomysql.ParseDSN(inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ParseTime, cfg.Loc = true, time.UTC // as testdb.MySQL
+	dsn := cfg.FormatDSN()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tg := mysqlOn(t, nc, db, dsn)
+	tg.server = inst
+	return tg
 }
