@@ -93,6 +93,9 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	base := append([]string{"-nats", wakeURL}, br.relayArgs()...)
 	base = append(base, "-poll", relayPoll, "-lease", relayLease, "-publish-timeout", relayPublish, "-batch", relayBatch,
 		"-log-level", "info", "-log-format", "json")
+	if s.rebalance > 0 {
+		base = append(base, "-rebalance", s.rebalance.String())
+	}
 	base = append(base, tg.relayArgs...)
 	relays := newFleet(t, s.relays, func(slot, gen int) []string {
 		return append(append([]string(nil), base...), "-nats-name", fmt.Sprintf("jitchaos-relay-%d-%d", slot, gen),
@@ -134,24 +137,12 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 			// The victim is a relay that owns partitions, when one does: a
 			// relay that joined after a failover owns nothing until a
 			// survivor's next rebalance (cmd/jitoutbox-relay: 30 s).
-			slots := []int{ownerSlot(ctx, t, tg, relays, rng)}
+			slots := []int{ownerSlot(ctx, t, tg, relays, rng, -1)}
 			if rng.IntN(4) == 0 { // sometimes every relay at once
-				slots = slots[:0]
-				for i := range s.relays {
-					slots = append(slots, i)
-				}
+				slots = relays.live()
 			}
 			pause(ctx, time.Duration(rng.IntN(300))*time.Millisecond)
-			var owners []string
-			for _, i := range slots {
-				owners = append(owners, owner(i, relays.gen[i]))
-			}
-			parts, err := ownedBy(ctx, tg.db, tg.dialect.Table(), tg.bind, owners)
-			if err != nil {
-				t.Fatal(err)
-			}
-			relays.kill(slots...)
-			kills = append(kills, killRec{at: time.Now(), parts: parts, all: len(slots) == s.relays})
+			kills = append(kills, killSlots(ctx, t, tg, relays, slots, ""))
 			pause(ctx, time.Duration(rng.IntN(1500))*time.Millisecond)
 			relays.restartKilled(slots...)
 		case "churn":
@@ -159,10 +150,13 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 			// released and taken by the others at once) and a new one
 			// joins (it takes free partitions and waits for the others to
 			// release their surplus).
-			slot := rng.IntN(s.relays)
+			live := relays.live()
+			slot := live[rng.IntN(len(live))]
 			relays.leave(slot)
 			pause(ctx, time.Duration(rng.IntN(1500))*time.Millisecond)
 			relays.restartKilled(slot)
+		case "join", "leave":
+			kills = append(kills, membership(ctx, t, tg, relays, rng, a.kind, s))
 		case "cut":
 			// Right after a database restart the relays may not have
 			// reconnected yet: wait (a bounded while) for connections to
@@ -243,12 +237,13 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	}
 	sum.kills = relays.kills
 	sum.leaves = relays.leaves
+	sum.joins, sum.departures = relays.joins, relays.departures
 	relayBatchN, _ := strconv.Atoi(relayBatch)
 	relayPublishD, _ := time.ParseDuration(relayPublish)
 	sum.maxDup = br.maxDuplicates(faults{kills: sum.kills, leaves: sum.leaves, cuts: sum.cuts, outages: sum.brokerRestarts,
 		relays: s.relays, batch: relayBatchN, maxDown: maxOutage, publishTimeout: relayPublishD})
 	sum.stopErrors = append(sum.stopErrors, relays.leaveErrs...)
-	sum.failOne, sum.failAll = failovers(kills, nparts, led, rec)
+	sum.failOne, sum.failAll, sum.failChurn = failovers(kills, nparts, led, rec)
 	sum.restarts = stalls(restarts, led, rec)
 	sum.relayExits = relays.unexpected
 	sum.exitDetails = relays.exits

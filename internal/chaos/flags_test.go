@@ -17,6 +17,7 @@ var (
 	flagCuts       = flag.Int("chaos.cuts", bounded().cuts, "cuts of every relay database connection per database")
 	flagRestarts   = flag.Int("chaos.broker-restarts", bounded().restarts, "broker outages per database (NATS: a server stopped and started; a cluster: a node killed and restarted; RabbitMQ, Kafka: the TCP proxy in front cut, refused or stalled)")
 	flagDBRestarts = flag.Int("chaos.db-restarts", 0, "database restarts per database, alternately a fast shutdown and a SIGKILL (only the scenarios that own their database server; TestChaosDBRestart: 4 bounded, 12 long)")
+	flagMembers    = flag.Int("chaos.members", 0, "relays that join, or leave without replacement, each while another relay is SIGKILLed (TestChaosPartitionChurn: 6 bounded, 24 long)")
 	flagRelays     = flag.Int("chaos.relays", bounded().relays, "relay processes")
 	flagProducers  = flag.Int("chaos.producers", bounded().producers, "producer goroutines")
 	flagAggregates = flag.Int("chaos.aggregates", bounded().aggregates, "aggregates")
@@ -29,9 +30,14 @@ var (
 type size struct {
 	events, kills, churns, cuts, restarts int
 	dbRestarts                            int
-	relays, producers, aggregates         int
-	duration, drain                       time.Duration
-	seed                                  int64
+	// members: relays that join or leave for good, each while another
+	// relay is SIGKILLed.
+	members int
+	// rebalance is the relays' -rebalance (0: the relay's default).
+	rebalance                     time.Duration
+	relays, producers, aggregates int
+	duration, drain               time.Duration
+	seed                          int64
 }
 
 // bounded is TestChaos's default run, the size of every flag's default.
@@ -76,6 +82,8 @@ func sizeFor(b, l size) size {
 			s.restarts = *flagRestarts
 		case "chaos.db-restarts":
 			s.dbRestarts = *flagDBRestarts
+		case "chaos.members":
+			s.members = *flagMembers
 		case "chaos.relays":
 			s.relays = *flagRelays
 		case "chaos.producers":
@@ -92,7 +100,7 @@ func sizeFor(b, l size) size {
 
 func (s size) validate() error {
 	if s.events <= 0 || s.relays <= 0 || s.producers <= 0 || s.aggregates < s.producers ||
-		s.kills < 0 || s.churns < 0 || s.cuts < 0 || s.restarts < 0 || s.dbRestarts < 0 || s.duration < 0 || s.drain <= 0 {
+		s.kills < 0 || s.churns < 0 || s.cuts < 0 || s.restarts < 0 || s.dbRestarts < 0 || s.members < 0 || s.rebalance < 0 || s.duration < 0 || s.drain <= 0 {
 		return fmt.Errorf("chaos: bad size %+v: events, relays, producers and drain must be positive, aggregates >= producers, counts not negative", s)
 	}
 	return nil

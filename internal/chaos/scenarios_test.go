@@ -105,3 +105,34 @@ func TestChaosDBRestart(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) { runChaos(t, s, newJetStream, postgresInstance) })
 	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newJetStream, mysqlInstance) })
 }
+
+// churnBounded is TestChaosPartitionChurn's bounded size: six membership
+// changes (joins and leaves for good, each with a SIGKILL of another
+// relay) beside the usual faults, and a 2 s rebalance so that every change
+// moves partitions within the run.
+func churnBounded() size {
+	s := brokerBounded()
+	s.kills, s.churns, s.cuts, s.restarts, s.members = 2, 1, 1, 0, 6
+	s.rebalance = 2 * time.Second
+	return s
+}
+
+// churnLong is its -chaos.long size: 100,000 events over 4 minutes, 24
+// membership changes.
+func churnLong() size {
+	s := brokerLong()
+	s.kills, s.churns, s.cuts, s.restarts, s.members = 8, 4, 4, 1, 24
+	s.rebalance = 2 * time.Second
+	return s
+}
+
+// TestChaosPartitionChurn is the harness with a fleet whose size changes:
+// relays join and leave for good (between 2 and relays+2 of them) while
+// others are SIGKILLed, on PostgreSQL and MariaDB (where ownership is a
+// session lock). Same assertions as TestChaos; the summary reports the
+// failover time distribution of each kind of kill, per database.
+func TestChaosPartitionChurn(t *testing.T) {
+	s := scenarioSize(t, churnBounded(), churnLong())
+	t.Run("postgres", func(t *testing.T) { runChaos(t, s, newJetStream, postgresTarget) })
+	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newJetStream, mysqlTarget) })
+}

@@ -51,6 +51,8 @@ type summary struct {
 	kills, relaysStarted, relayExits int
 	leaves                           int
 	failOne, failAll                 []time.Duration // failover per kill (one relay / every relay)
+	failChurn                        []time.Duration // failover per kill during a join or leave
+	joins, departures                int
 	exitDetails                      []string
 	cuts, cutConns                   int
 	restarts                         []restartStall // database restarts
@@ -147,6 +149,11 @@ func (s *summary) String() string {
 	p("relay leaves (SIGTERM, churn) %d (each replaced by a new relay)", s.leaves)
 	p("failover, one relay killed    %s", distribution(s.failOne))
 	p("failover, all relays killed   %s (includes the restart)", distribution(s.failAll))
+	if s.want.members > 0 {
+		p("relay joins / leaves for good %d / %d (each while another relay was killed)", s.joins, s.departures)
+		p("failover, kill during a join or leave  %s", distribution(s.failChurn))
+		p("failover, every kill of one relay      %s", distribution(s.survived()))
+	}
 	p("relay exits on their own      %d (must be 0)", s.relayExits)
 	p("relay data races / panics     %d / %d (must be 0; relays built with -race: %v)", s.dataRaces, s.panics, raceEnabled)
 	p("db connection cuts            %d (%d connections killed)", s.cuts, s.cutConns)
@@ -192,6 +199,12 @@ func (s *summary) String() string {
 	return b.String()
 }
 
+// survived is the failover of every kill of one relay while others ran,
+// during a join or leave or not.
+func (s *summary) survived() []time.Duration {
+	return append(slices.Clone(s.failOne), s.failChurn...)
+}
+
 // failures lists every broken promise.
 func (s *summary) failures() []string {
 	var f []string
@@ -202,13 +215,14 @@ func (s *summary) failures() []string {
 	}
 	check(s.committed == 0, "no event was committed")
 	check(s.kills < s.want.kills, "%d relay kills, want %d", s.kills, s.want.kills)
-	if len(s.failOne) >= 3 {
-		sorted := slices.Clone(s.failOne)
+	if survived := s.survived(); len(survived) >= 3 {
+		sorted := slices.Clone(survived)
 		slices.Sort(sorted)
 		p50 := sorted[len(sorted)/2]
 		check(p50 > maxFailoverP50, "failover after the SIGKILL of one relay: p50 %v over %d kills, bound %v (%s)",
-			p50.Round(time.Millisecond), len(sorted), maxFailoverP50, distribution(s.failOne))
+			p50.Round(time.Millisecond), len(sorted), maxFailoverP50, distribution(survived))
 	}
+	check(s.joins+s.departures < s.want.members, "%d relay joins and leaves, want %d", s.joins+s.departures, s.want.members)
 	check(s.leaves < s.want.churns, "%d relay leaves, want %d", s.leaves, s.want.churns)
 	check(s.cuts < s.want.cuts, "%d connection cuts, want %d", s.cuts, s.want.cuts)
 	check(s.cutConns < s.cuts, "%d cuts killed only %d connections", s.cuts, s.cutConns)
