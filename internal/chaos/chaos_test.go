@@ -183,7 +183,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 			// the same port and data; the relays must recover by
 			// themselves.
 			down := minOutage + time.Duration(rng.IntN(int((maxOutage-minOutage)/time.Millisecond)))*time.Millisecond
-			restarts = append(restarts, restartDB(ctx, t, tg, len(restarts)%2 == 1, down))
+			restarts = append(restarts, restartDB(ctx, t, tg, relays, len(restarts)%2 == 1, down))
 		}
 	}
 	<-prodDone

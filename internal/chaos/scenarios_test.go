@@ -6,11 +6,12 @@ import (
 )
 
 // brokerBounded is the bounded size of the scenarios beside TestChaos:
-// half its length, so that the package stays within CI's time under -race
-// on two cores; more broker outages, as the broker is what they exercise.
+// 3,000 events over 15 s, so that the whole package stays within about 5
+// minutes under -race on two cores; more broker outages, as the broker is
+// what they exercise.
 func brokerBounded() size {
 	s := bounded()
-	s.events, s.duration = 4000, 20*time.Second
+	s.events, s.duration = 3000, 15*time.Second
 	s.kills, s.churns, s.cuts, s.restarts = 3, 1, 2, 3
 	return s
 }
