@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -44,10 +42,11 @@ func TestChaos(t *testing.T) {
 	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newJetStream, mysqlTarget) })
 }
 
-// runChaos runs the harness once: brokerOf makes the broker the relays
-// publish to, open the database (it skips when the database's variable is
-// unset).
-func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(*testing.T, *nats.Conn) target) {
+// runChaos runs the harness once: open sets up the database (it skips when
+// the database's variable is unset), brokerOf makes the broker the relays
+// publish to.
+func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(*testing.T) target) {
+	tg := open(t) // skips when the database's variable is unset
 	br := brokerOf(t)
 	wakeURL := br.natsURL()
 	if wakeURL == "" {
@@ -55,8 +54,10 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 		// databases without LISTEN/NOTIFY; no fault touches it.
 		wakeURL = testnats.Server(t).URL
 	}
-	nc := testnats.Connect(t, wakeURL)
-	tg := open(t, nc) // skips when the database's variable is unset
+	notifier, err := tg.wake(testnats.Connect(t, wakeURL))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	if s.dbRestarts > 0 && tg.server == nil {
 		t.Fatal("chaos: database restarts need a database server the run owns")
@@ -76,9 +77,9 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = tg.notifier.Run(ctx)
+		_ = notifier.Run(ctx)
 	}()
-	ob, err := txoutbox.New(tg.db, tg.dialect, txoutbox.WithNotifier(tg.notifier))
+	ob, err := txoutbox.New(tg.db, tg.dialect, txoutbox.WithNotifier(notifier))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,9 @@ type target struct {
 	// relayArgs are the relays' database and wake flags.
 	relayArgs []string
 	cutter    cutter
-	notifier  runner
+	// wake makes the test's cross-process notifier; nc is the NATS
+	// connection of the run's wakes.
+	wake func(nc *nats.Conn) (runner, error)
 	// secret must never appear in a relay's log.
 	secret string
 	// server is the database server when the run owns it (and may stop,
@@ -62,7 +64,7 @@ const businessDDL = `CREATE TABLE chaos_orders (
 	agg VARCHAR(20) NOT NULL,
 	events INT NOT NULL)`
 
-func postgresTarget(t *testing.T, nc *nats.Conn) target {
+func postgresTarget(t *testing.T) target {
 	t.Helper()
 	db, dsn := testdb.Postgres(t, "postgres")
 	return postgresOn(t, db, dsn)
@@ -87,19 +89,19 @@ func postgresOn(t *testing.T, db *sql.DB, dsn string) target {
 		bind:      func(n int) string { return "$" + strconv.Itoa(n) },
 		relayArgs: []string{"-dialect", "postgres", "-dsn", relayDSN, "-wake", "pg", "-wake-channel", channel},
 		cutter:    pgCutter{db: db, app: app},
-		notifier:  n,
+		wake:      func(*nats.Conn) (runner, error) { return n, nil },
 		secret:    relayDSN,
 	}
 }
 
-func mysqlTarget(t *testing.T, nc *nats.Conn) target {
+func mysqlTarget(t *testing.T) target {
 	t.Helper()
 	db, dsn := testdb.MySQL(t)
-	return mysqlOn(t, nc, db, dsn)
+	return mysqlOn(t, db, dsn)
 }
 
-// mysqlOn sets up the run on db, opened with dsn; nc carries the wakes.
-func mysqlOn(t *testing.T, nc *nats.Conn, db *sql.DB, dsn string) target {
+// mysqlOn sets up the run on db, opened with dsn; the wakes go over NATS.
+func mysqlOn(t *testing.T, db *sql.DB, dsn string) target {
 	t.Helper()
 	d, err := mysql.New()
 	if err != nil {
@@ -132,17 +134,15 @@ func mysqlOn(t *testing.T, nc *nats.Conn, db *sql.DB, dsn string) target {
 	cfg.User, cfg.Passwd = user, password
 	relayDSN := cfg.FormatDSN()
 	subject := testnats.RandomName("jitchaos.wake.")
-	n, err := natsnotify.NewNotifier(nc, natsnotify.WithSubject(subject))
-	if err != nil {
-		t.Fatal(err)
-	}
 	return target{
 		db: db, dialect: d,
 		bind:      func(int) string { return "?" },
 		relayArgs: []string{"-dialect", "mysql", "-dsn", relayDSN, "-wake", "nats", "-wake-subject", subject},
 		cutter:    mysqlCutter{db: db, user: user},
-		notifier:  n,
-		secret:    password,
+		wake: func(nc *nats.Conn) (runner, error) {
+			return natsnotify.NewNotifier(nc, natsnotify.WithSubject(subject))
+		},
+		secret: password,
 	}
 }
 
@@ -160,7 +160,7 @@ func withParam(dsn, key, value string) string {
 
 // postgresInstance is a PostgreSQL server of the run's own (a throwaway
 // initdb), which the run may stop, kill and start.
-func postgresInstance(t *testing.T, _ *nats.Conn) target {
+func postgresInstance(t *testing.T) target {
 	t.Helper()
 	inst := dbinstance.PostgreSQL(t)
 	db, err := sql.Open("postgres", inst.DSN())
@@ -175,7 +175,7 @@ func postgresInstance(t *testing.T, _ *nats.Conn) target {
 
 // mysqlInstance is a MariaDB server of the run's own (a throwaway
 // mariadb-install-db), which the run may stop, kill and start.
-func mysqlInstance(t *testing.T, nc *nats.Conn) target {
+func mysqlInstance(t *testing.T) target {
 	t.Helper()
 	inst := dbinstance.MariaDB(t)
 	cfg, err := gomysql.ParseDSN(inst.DSN())
@@ -189,7 +189,7 @@ func mysqlInstance(t *testing.T, nc *nats.Conn) target {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	tg := mysqlOn(t, nc, db, dsn)
+	tg := mysqlOn(t, db, dsn)
 	tg.server = inst
 	return tg
 }
