@@ -27,13 +27,13 @@
 //   - TestChaosJetStreamR3: a three-node JetStream cluster with an R3
 //     stream; the stream's leader or a follower is killed as a crash would
 //     and restarted. No duplicates, every replica equal, and no start-up
-//     durability warning from the relays.
+//     durability warning from the relays. PostgreSQL.
 //   - TestChaosRabbitMQ: a quorum queue on the shared RabbitMQ server
 //     (JITOUTBOX_AMQP_URL), reached through a TCP proxy the test owns,
-//     which the outages cut, refuse or stall.
+//     which the outages cut, refuse or stall. PostgreSQL.
 //   - TestChaosKafka: an in-process kfake cluster behind a TCP proxy (its
 //     listener advertises the proxy's address, so the relay processes and
-//     the consumer go through it).
+//     the consumer go through it). MariaDB.
 //   - TestChaosDBRestart: a PostgreSQL and a MariaDB server of the test's
 //     own (internal/dbinstance), stopped with a fast shutdown or a SIGKILL
 //     and started again; producers retry, relays recover without a
@@ -54,7 +54,9 @@
 // -chaos.long makes TestChaos 225,000 events (over 200,000 committed), 24
 // relay kills, 12 clean leaves, 12 connection cuts and 3 broker restarts
 // per database, and every other scenario 100,000 events over 4 minutes
-// with its own fault counts (scenarios_test.go), on both databases. The
+// with its own fault counts (scenarios_test.go): one long run per broker
+// and scenario (the broker scenarios on one database each, the restarts
+// and the churn on both). The
 // shared databases come from JITOUTBOX_POSTGRES_DSN and JITOUTBOX_MYSQL_DSN
 // (a database whose variable is unset is skipped, one that is set but
 // unreachable fails); every broker or database the test stops is one it
