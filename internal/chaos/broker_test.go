@@ -45,6 +45,30 @@ type broker interface {
 	durable() bool
 }
 
+// faults is what a run did to the relays and the broker, for the
+// duplicate bound of brokers that do not drop duplicates.
+type faults struct {
+	kills, leaves, cuts, outages int
+	relays, batch                int
+	maxDown, publishTimeout      time.Duration
+}
+
+// dupBound bounds the duplicates a broker that does not deduplicate may
+// hold. A relay has at most one batch published and not yet marked (the
+// read lane publishes a batch, then marks it; the hand-over lane is idle,
+// the producers run in the test process without a relay), so:
+//   - a SIGKILLed or leaving relay's successor publishes at most that batch
+//     again;
+//   - a cut of the relays' database connections ends every relay's
+//     ownership: each may leave one batch to be published again;
+//   - an outage of at most maxDown loses at most the confirms of every
+//     relay's batch attempts during it, one attempt per publish timeout
+//     plus the one in flight when it began.
+func dupBound(f faults) int {
+	attempts := 1 + int(f.maxDown/f.publishTimeout)
+	return f.batch * (f.kills + f.leaves + f.relays*f.cuts + f.relays*f.outages*attempts)
+}
+
 // delivery is one message as the consumer received it.
 type delivery struct {
 	id, agg string // the event id and aggregate id headers

@@ -24,11 +24,16 @@ const (
 	relayBatch   = "100"
 )
 
-// A broker outage lasts between minOutage and maxOutage.
+// A broker or database outage lasts between minOutage and maxOutage.
 const (
 	minOutage = 500 * time.Millisecond
 	maxOutage = 3 * time.Second
 )
+
+// outageLength draws an outage's length, in whole milliseconds.
+func outageLength(rng *rand.Rand) time.Duration {
+	return minOutage + time.Duration(rng.IntN(int((maxOutage-minOutage)/time.Millisecond)))*time.Millisecond
+}
 
 func TestChaos(t *testing.T) {
 	s := sizeFromFlags()
@@ -176,15 +181,14 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 			sum.cuts++
 			sum.cutConns += n
 		case "broker":
-			what := br.outage(ctx, t, minOutage+time.Duration(rng.IntN(int((maxOutage-minOutage)/time.Millisecond)))*time.Millisecond, rng)
+			what := br.outage(ctx, t, outageLength(rng), rng)
 			sum.brokerRestarts++
 			sum.outages = append(sum.outages, what)
 		case "db":
 			// Alternately a fast shutdown and a SIGKILL, then a start on
 			// the same port and data; the relays must recover by
 			// themselves.
-			down := minOutage + time.Duration(rng.IntN(int((maxOutage-minOutage)/time.Millisecond)))*time.Millisecond
-			restarts = append(restarts, restartDB(ctx, t, tg, relays, len(restarts)%2 == 1, down))
+			restarts = append(restarts, restartDB(ctx, t, tg, relays, len(restarts)%2 == 1, outageLength(rng)))
 		}
 	}
 	<-prodDone
@@ -241,8 +245,13 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	sum.joins, sum.departures = relays.joins, relays.departures
 	relayBatchN, _ := strconv.Atoi(relayBatch)
 	relayPublishD, _ := time.ParseDuration(relayPublish)
-	sum.maxDup = br.maxDuplicates(faults{kills: sum.kills, leaves: sum.leaves, cuts: sum.cuts, outages: sum.brokerRestarts,
-		relays: s.relays, batch: relayBatchN, maxDown: maxOutage, publishTimeout: relayPublishD})
+	// A database restart ends every relay's ownership, as a cut does.
+	maxFleet := s.relays
+	if s.members > 0 {
+		maxFleet += 2 // see membership
+	}
+	sum.maxDup = br.maxDuplicates(faults{kills: sum.kills, leaves: sum.leaves + sum.departures, cuts: sum.cuts + len(restarts),
+		outages: sum.brokerRestarts, relays: maxFleet, batch: relayBatchN, maxDown: maxOutage, publishTimeout: relayPublishD})
 	sum.stopErrors = append(sum.stopErrors, relays.leaveErrs...)
 	sum.failOne, sum.failAll, sum.failChurn = failovers(kills, nparts, led, rec)
 	sum.restarts = stalls(restarts, led, rec)
@@ -287,7 +296,7 @@ func waitStoredSeen(ctx context.Context, br broker, rec *recorder, limit time.Du
 			}
 			n = msgs
 			rec.mu.Lock()
-			seen := uint64(len(rec.streamSeqs))
+			seen := uint64(len(rec.positions))
 			rec.mu.Unlock()
 			if seen >= msgs {
 				return msgs, true, ""

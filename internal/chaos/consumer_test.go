@@ -14,7 +14,7 @@ type recorder struct {
 	deliveries int
 	count      map[string]int       // event id -> deliveries with distinct broker positions
 	first      map[string]time.Time // event id -> time of its first delivery
-	streamSeqs map[string]bool      // broker positions seen (stream sequences, partition/offsets)
+	positions  map[string]bool      // broker positions seen (stream sequences, partition/offsets)
 	redeliv    int                  // deliveries of a position seen before (consumer side)
 	lastSeq    map[string]int64     // aggregate -> payload seq of its last first delivery
 	violations int
@@ -24,7 +24,7 @@ type recorder struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{count: map[string]int{}, first: map[string]time.Time{}, streamSeqs: map[string]bool{}, lastSeq: map[string]int64{},
+	return &recorder{count: map[string]int{}, first: map[string]time.Time{}, positions: map[string]bool{}, lastSeq: map[string]int64{},
 		changed: make(chan struct{})}
 }
 
@@ -41,11 +41,11 @@ func (r *recorder) record(d delivery) {
 	}()
 	r.deliveries++
 	if d.pos != "" {
-		if r.streamSeqs[d.pos] {
+		if r.positions[d.pos] {
 			r.redeliv++
 			return
 		}
-		r.streamSeqs[d.pos] = true
+		r.positions[d.pos] = true
 	}
 	if d.id == "" || perr != nil || p.Agg != d.agg {
 		r.bad++

@@ -39,11 +39,9 @@ type ledger struct {
 	txCommit   int
 	txRollback int
 	critical   int
-	errs       []error // unexpected producer errors (first few)
-	nErrs      int
+	failed     errCount // unexpected producer errors
 	// Errors of a database the run restarts: the transaction is retried.
-	retried   int
-	retryErrs []error // first few
+	retried errCount
 
 	reserved atomic.Int64 // events handed out to producers
 }
@@ -53,23 +51,32 @@ func newLedger() *ledger {
 		uncertain: map[string][]string{}, uncertainE: map[string]evRef{}}
 }
 
-// retry records an error after which the producer retries its
-// transaction (the database is being restarted).
-func (l *ledger) retry(err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.retried++
-	if len(l.retryErrs) < 3 {
-		l.retryErrs = append(l.retryErrs, err)
+// errCount counts errors and keeps the first few.
+type errCount struct {
+	n     int
+	first []error
+}
+
+func (c *errCount) add(err error) {
+	c.n++
+	if len(c.first) < 5 {
+		c.first = append(c.first, err)
 	}
 }
 
-func (l *ledger) fail(err error) {
+// fail records an unexpected producer error.
+func (l *ledger) fail(err error) { l.note(err, false) }
+
+// note records a producer error: one after which the transaction is
+// retried (the database is being restarted) with retried, else an
+// unexpected one.
+func (l *ledger) note(err error, retried bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.nErrs++
-	if len(l.errs) < 5 {
-		l.errs = append(l.errs, err)
+	if retried {
+		l.retried.add(err)
+	} else {
+		l.failed.add(err)
 	}
 }
 
@@ -125,12 +132,8 @@ func (p *producer) failed(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	if p.retry {
-		p.ledger.retry(err)
-		return true
-	}
-	p.ledger.fail(err)
-	return false
+	p.ledger.note(err, p.retry)
+	return p.retry
 }
 
 // pace waits until the run's schedule reaches event number end (spreading
@@ -198,11 +201,7 @@ func (p *producer) one(ctx context.Context, n int) (again bool) {
 		if err := tx.Rollback(); err != nil {
 			// A rollback that fails (the connection died with the
 			// database) leaves the transaction rolled back all the same.
-			if p.retry {
-				l.retry(fmt.Errorf("rollback: %w", err))
-			} else {
-				l.fail(fmt.Errorf("rollback: %w", err))
-			}
+			l.note(fmt.Errorf("rollback: %w", err), p.retry)
 		}
 		l.mu.Lock()
 		for i, id := range ids {

@@ -82,12 +82,12 @@ func (s *summary) fill(l *ledger, r *recorder) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s.txCommitted, s.txRolledBack, s.critical = l.txCommit+s.uncertainCommitted, l.txRollback, l.critical
-	s.producerErrors, s.producerErrorList = l.nErrs, l.errs
-	s.producerRetries, s.producerRetryList = l.retried, l.retryErrs
+	s.producerErrors, s.producerErrorList = l.failed.n, l.failed.first
+	s.producerRetries, s.producerRetryList = l.retried.n, l.retried.first
 	s.committed, s.rolledBackEv = len(l.committed), len(l.rolledBack)
 	s.deliveries, s.redeliveries, s.badMessages = r.deliveries, r.redeliv, r.bad
 	s.orderViolations, s.orderExamples = r.violations, r.examples
-	s.streamSeen = len(r.streamSeqs)
+	s.streamSeen = len(r.positions)
 	for id, ref := range l.committed {
 		if r.count[id] == 0 {
 			s.missing++
