@@ -305,13 +305,17 @@ func (rn *run) writeMark(ctx context.Context, token string, published, unblock [
 	if err != nil {
 		return fmt.Errorf("relay: mark published: %w", err)
 	}
+	if n != int64(len(published)) {
+		// Some rows were in partitions the session lost: they stay pending
+		// for whichever relay owns them next, this one included (a later
+		// session of this run), so none is remembered as done.
+		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
+			"owner", r.cfg.Owner, "published", len(published), "marked", n)
+		return nil
+	}
 	rn.mu.Lock()
 	rn.remember(published)
 	rn.mu.Unlock()
-	if n != int64(len(published)) {
-		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
-			"owner", r.cfg.Owner, "published", len(published), "marked", n)
-	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
@@ -118,5 +119,52 @@ func TestHandOverPublishesWhileMarkIsWritten(t *testing.T) {
 		commit(t, ob, "a", 1, 1, false, txoutbox.TimeCritical())
 		waitFor(t, 10*time.Second, "a/1 published", func() bool { return rec.published() == 5 })
 		rec.check(t)
+	})
+}
+
+// fencedOnce is a dialect whose first Mark changes nothing and reports
+// so, as a fenced mark does when the session lost the partitions.
+type fencedOnce struct {
+	dialects.Dialect
+	mu     sync.Mutex
+	fenced bool
+}
+
+func (f *fencedOnce) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
+	f.mu.Lock()
+	first := !f.fenced
+	f.fenced = true
+	f.mu.Unlock()
+	if first {
+		return 0, nil
+	}
+	return f.Dialect.Mark(ctx, db, m)
+}
+
+// Rows a relay published but could not mark (its session lost their
+// partitions) are not taken for done: when the relay owns them again, its
+// next read publishes and marks them. (Remembered as published, they were
+// left pending for the rest of the run.)
+func TestUnmarkedRowsArePublishedAgain(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		e.d = &fencedOnce{Dialect: e.d}
+		rec := newRecorder(nil)
+		sig := notify.NewLocal()
+		cfg := testConfig("r1")
+		cfg.Sources = []notify.Source{sig}
+		r := newRelay(t, e, rec, cfg)
+		start(t, r)
+		waitOwnsAll(t, e, r)
+		e.insert(t, e.events("a", 0, 3))
+		sig.Notify()
+		waitFor(t, 10*time.Second, "the first publish", func() bool { return rec.published() >= 3 })
+		if st := e.stats(t); st.Pending != 3 {
+			t.Fatalf("%d pending after the fenced mark, want 3", st.Pending)
+		}
+		sig.Notify()
+		waitFor(t, 10*time.Second, "published again and marked", func() bool { return e.stats(t).Pending == 0 })
+		if got := rec.published(); got != 6 {
+			t.Errorf("%d publishes, want 6 (3 fenced off, then again)", got)
+		}
 	})
 }
