@@ -36,7 +36,18 @@ type Inspector interface {
 	// owner's session lock on PostgreSQL and MariaDB/MySQL, and a lease
 	// running at `now` on SQLite.
 	Ownership(ctx context.Context, db *sql.DB, now time.Time) (Ownership, error)
+	// PastRetention counts the published rows published before now minus
+	// retention: the rows cleanup should already have deleted. It walks
+	// the cleanup index and stops at PastRetentionCap + 1 rows (a result
+	// above PastRetentionCap means "more than PastRetentionCap"), so its
+	// cost is bounded by the cap, not by the rows kept. A retention <= 0
+	// (cleanup disabled) returns 0 without a query.
+	PastRetention(ctx context.Context, db *sql.DB, now time.Time, retention time.Duration) (int64, error)
 }
+
+// PastRetentionCap is the most rows Inspector.PastRetention counts one by
+// one; it returns PastRetentionCap + 1 when more are past retention.
+const PastRetentionCap = 10000
 
 // ListFilter selects rows for Inspector.List.
 type ListFilter struct {

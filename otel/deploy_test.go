@@ -43,7 +43,7 @@ func exportedNames(t *testing.T) map[string]bool {
 	}
 	m.BatchEnd(ctx, relay.BatchEndInfo{Retried: 1, Released: 1, Err: errors.New("db")})
 	reg2, err := m.ObserveStats(func(context.Context) (relay.Stats, error) {
-		return relay.Stats{Pending: 1, Dead: 1, PublishedRows: 1, OldestPendingAge: time.Second, CleanupLag: time.Second,
+		return relay.Stats{Pending: 1, Dead: 1, PublishedRows: 1, OldestPendingAge: time.Second, CleanupLag: time.Second, PastRetention: 1,
 			BlockedDead: 1, BlockedRetry: 1, LiveRelays: 1, OwnedPartitions: 1, Partitions: 1,
 			LastCleanup: time.Now(), CleanupFailures: 1}, nil
 	})
@@ -64,8 +64,8 @@ func exportedNames(t *testing.T) map[string]bool {
 		}
 	}
 	// Every instrument is there: one family per Metric* constant.
-	if len(families) != 17 {
-		t.Errorf("exporter emitted %d families, want 17 (one per instrument): %v", len(families), slices.Sorted(mapKeys(names)))
+	if len(families) != 18 {
+		t.Errorf("exporter emitted %d families, want 18 (one per instrument): %v", len(families), slices.Sorted(mapKeys(names)))
 	}
 	return names
 }
@@ -142,7 +142,7 @@ func TestDeployAlertRules(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"JitoutboxBacklogHigh", "JitoutboxOldestPendingOld", "JitoutboxDeadLetters",
-		"JitoutboxBlockedAggregates", "JitoutboxNoRelay", "JitoutboxCleanupFailing", "JitoutboxCleanupLate"} {
+		"JitoutboxBlockedAggregates", "JitoutboxNoRelay", "JitoutboxCleanupFailing", "JitoutboxCleanupLate", "JitoutboxCleanupStopped"} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("no alert %s (have %v)", want, alerts)
 		}

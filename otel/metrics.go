@@ -54,6 +54,11 @@ const (
 	// MetricCleanupLag is how long the oldest published row has been past
 	// the relay's Retention; 0 while cleanup keeps up (ObserveStats).
 	MetricCleanupLag = "jitoutbox.outbox.cleanup_lag"
+	// MetricRowsPastRetention is the number of published rows older than
+	// the relay's Retention, which cleanup should have deleted: counted up
+	// to dialects.PastRetentionCap, a value above it means more; 0 while
+	// cleanup keeps up (ObserveStats).
+	MetricRowsPastRetention = "jitoutbox.outbox.rows_past_retention"
 	// MetricCleanupLastSuccess is the time (Unix seconds) this relay last
 	// finished a cleanup run; observed once it has (ObserveStats).
 	MetricCleanupLastSuccess = "jitoutbox.relay.cleanup.last_success"

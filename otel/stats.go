@@ -15,10 +15,11 @@ type StatsFunc func(ctx context.Context) (relay.Stats, error)
 // ObserveStats registers a callback that reports the backlog, the age of
 // the oldest pending event, the number of dead and published rows, the
 // blocked aggregates, the live relays and owned partitions, and cleanup's
-// health from stats (usually a relay's Stats method) each time the metrics
-// are collected. Each query
-// is bounded by WithStatsTimeout; when it fails, nothing is observed for
-// that collection and the error goes to the SDK's error handler.
+// health (lag, rows past retention, last success, failures) from stats
+// (usually a relay's Stats method) each time the metrics are collected.
+// Each query is bounded by WithStatsTimeout; when it fails, nothing is
+// observed for that collection and the error goes to the SDK's error
+// handler.
 //
 // The values describe the whole table, so register one relay per table and
 // process. Unregister the returned registration when the relay is gone.
@@ -49,6 +50,7 @@ func (m *RelayMetrics) ObserveStats(stats StatsFunc) (metric.Registration, error
 // the backlog, the oldest pending age and the dead rows.
 type statsInstruments struct {
 	publishedRows, blocked, liveRelays, partitions, owned metric.Int64ObservableGauge
+	pastRetention                                         metric.Int64ObservableGauge
 	cleanupLag, cleanupLast                               metric.Float64ObservableGauge
 	cleanupFailures                                       metric.Int64ObservableCounter
 }
@@ -80,6 +82,8 @@ func newStatsInstruments(meter metric.Meter) (statsInstruments, error) {
 	si.partitions = gauge(MetricPartitions, "Partitions of the outbox table.", "{partition}")
 	si.owned = gauge(MetricOwnedPartitions, "Partitions owned by a live relay.", "{partition}")
 	si.cleanupLag = seconds(MetricCleanupLag, "How long the oldest published row has been past Retention; 0 while cleanup keeps up.")
+	si.pastRetention = gauge(MetricRowsPastRetention,
+		"Published rows older than Retention, which cleanup should have deleted (counted up to 10,000; above means more).", "{row}")
 	si.cleanupLast = seconds(MetricCleanupLastSuccess, "Unix time of this relay's last successful cleanup run.")
 	if err == nil {
 		si.cleanupFailures, err = meter.Int64ObservableCounter(MetricCleanupFailures,
@@ -90,7 +94,7 @@ func newStatsInstruments(meter metric.Meter) (statsInstruments, error) {
 
 func (si statsInstruments) all() []metric.Observable {
 	return []metric.Observable{si.publishedRows, si.blocked, si.liveRelays, si.partitions, si.owned,
-		si.cleanupLag, si.cleanupLast, si.cleanupFailures}
+		si.cleanupLag, si.pastRetention, si.cleanupLast, si.cleanupFailures}
 }
 
 // observeHealth observes the instruments of statsInstruments from s.
@@ -105,6 +109,7 @@ func (m *RelayMetrics) observeHealth(o metric.Observer, s relay.Stats) {
 		o.ObserveInt64(si.owned, int64(s.OwnedPartitions), m.base)
 	}
 	o.ObserveFloat64(si.cleanupLag, s.CleanupLag.Seconds(), m.base)
+	o.ObserveInt64(si.pastRetention, s.PastRetention, m.base)
 	if !s.LastCleanup.IsZero() {
 		o.ObserveFloat64(si.cleanupLast, float64(s.LastCleanup.UnixNano())/1e9, m.base)
 	}

@@ -105,7 +105,10 @@ func (rn *run) ackedRecently() bool {
 // publishBatch publishes records (in Seq order) wave by wave and writes the
 // outcome: wave k holds the k-th record of each aggregate, so the publisher
 // never gets two events of one aggregate at once, and a failure holds back
-// the later records of its aggregate.
+// the later records of its aggregate. The read lane's batch is marked
+// before publishBatch returns; the hand-over lane's (fast) is queued for
+// the mark goroutine (marks.go), and its aggregates stay in flight until
+// it is marked.
 //
 // It returns the aggregates held behind a failure in this batch.
 func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) map[string]bool {
@@ -116,7 +119,54 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 	if r.cfg.Hooks != nil {
 		hctx = r.cfg.Hooks.BatchStart(ctx, BatchStartInfo{Owner: r.cfg.Owner, Size: len(recs), FastPath: fast})
 	}
-	var out batchOutcome
+	out, held := rn.publishWaves(ctx, hctx, recs, res)
+	res.published += len(out.published)
+
+	rn.mu.Lock()
+	token := rn.token
+	rn.mu.Unlock()
+	failErr := rn.writeFailures(ctx, hctx, token, out)
+	r.c.released.Add(uint64(out.skipped))
+	if fast && len(out.published) > 0 {
+		rn.marks.push(&markJob{token: token, out: out, recs: recs, hctx: hctx, start: start, failErr: failErr})
+		return held
+	}
+	markErr := rn.writeMark(ctx, token, out.published, out.unblock)
+	if fast {
+		rn.releaseFast(recs)
+	}
+	err := errors.Join(failErr, markErr)
+	if err != nil && res.dbErr == nil {
+		res.dbErr = err
+	}
+	rn.batchEnd(hctx, start, len(recs), out, err)
+	return held
+}
+
+// batchEnd calls the BatchEnd hook of a batch whose outcome is written.
+func (rn *run) batchEnd(hctx context.Context, start time.Time, size int, out *batchOutcome, err error) {
+	r := rn.r
+	if r.cfg.Hooks == nil {
+		return
+	}
+	r.cfg.Hooks.BatchEnd(hctx, BatchEndInfo{
+		Owner:     r.cfg.Owner,
+		Size:      size,
+		Published: len(out.published),
+		Retried:   out.retried,
+		Dead:      len(out.deadMsgs),
+		Released:  out.skipped,
+		Outage:    out.outage,
+		Err:       err,
+		Duration:  time.Since(start),
+	})
+}
+
+// publishWaves publishes records wave by wave (see publishBatch) and
+// returns what to write, and the aggregates held behind a failure.
+func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, res *cycleResult) (*batchOutcome, map[string]bool) {
+	r := rn.r
+	out := &batchOutcome{}
 	held := make(map[string]bool) // aggregates behind a failure in this batch
 	for _, wave := range splitWaves(recs) {
 		msgs := make([]Message, 0, len(wave))
@@ -219,25 +269,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 			out.failures = append(out.failures, f)
 		}
 	}
-	res.published += len(out.published)
-	err := rn.writeOutcome(ctx, hctx, &out)
-	if err != nil && res.dbErr == nil {
-		res.dbErr = err
-	}
-	if r.cfg.Hooks != nil {
-		r.cfg.Hooks.BatchEnd(hctx, BatchEndInfo{
-			Owner:     r.cfg.Owner,
-			Size:      len(recs),
-			Published: len(out.published),
-			Retried:   out.retried,
-			Dead:      len(out.deadMsgs),
-			Released:  out.skipped,
-			Outage:    out.outage,
-			Err:       err,
-			Duration:  time.Since(start),
-		})
-	}
-	return held
+	return out, held
 }
 
 // leaseEnding reports whether ownership (lease dialects) could end before
@@ -255,40 +287,43 @@ func errorText(err error) string {
 	return s
 }
 
-// writeOutcome marks successes (one statement), records failures (one
-// statement) and publishes dead events to the dead-letter publisher. Both
-// writes are fenced by the session token: a relay that lost a partition
-// changes nothing in it. It runs on a context detached from ctx's
-// cancellation, bounded by finishTimeout, so that a stopping relay still
-// marks what the broker confirmed.
-func (rn *run) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error {
+// writeMark marks published rows (one statement), fenced by the session
+// token: rows of partitions the relay lost are left to their new owner. It
+// runs on a context detached from ctx's cancellation, bounded by
+// finishTimeout, so that a stopping relay still marks what the broker
+// confirmed.
+func (rn *run) writeMark(ctx context.Context, token string, published, unblock []int64) error {
+	if len(published) == 0 {
+		return nil
+	}
 	r := rn.r
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
+	n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: token, Seqs: published, Unblock: unblock,
+		At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
+	r.c.published.Add(uint64(len(published)))
+	if err != nil {
+		return fmt.Errorf("relay: mark published: %w", err)
+	}
+	if n != int64(len(published)) {
+		// Some rows were in partitions the session lost: they stay pending
+		// for whichever relay owns them next, this one included (a later
+		// session of this run), so none is remembered as done.
+		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
+			"owner", r.cfg.Owner, "published", len(published), "marked", n)
+		return nil
+	}
 	rn.mu.Lock()
-	token := rn.token
+	rn.remember(published)
 	rn.mu.Unlock()
-	var firstErr error
-	keep := func(op string, err error) {
-		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("relay: %s: %w", op, err)
-		}
-	}
-	if len(out.published) > 0 {
-		n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: token, Seqs: out.published, Unblock: out.unblock,
-			At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
-		keep("mark published", err)
-		if err == nil {
-			rn.mu.Lock()
-			rn.remember(out.published)
-			rn.mu.Unlock()
-			if n != int64(len(out.published)) {
-				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
-					"owner", r.cfg.Owner, "published", len(out.published), "marked", n)
-			}
-		}
-		r.c.published.Add(uint64(len(out.published)))
-	}
+	return nil
+}
+
+// writeFailures publishes dead events to the dead-letter publisher and
+// records failures (one statement, fenced by the session token), on a
+// context detached from ctx's cancellation like writeMark.
+func (rn *run) writeFailures(ctx, hctx context.Context, token string, out *batchOutcome) error {
+	r := rn.r
 	if len(out.deadMsgs) > 0 && r.cfg.DeadLetter != nil {
 		errs := make([]error, len(out.deadMsgs))
 		pctx, pcancel := context.WithTimeout(context.WithoutCancel(hctx), r.cfg.PublishTimeout)
@@ -301,23 +336,24 @@ func (rn *run) writeOutcome(ctx, hctx context.Context, out *batchOutcome) error 
 			}
 		}
 	}
-	if len(out.failures) > 0 {
-		err := r.d.Fail(wctx, r.db, token, out.failures)
-		keep("record failures", err)
-		if err == nil {
-			r.c.retried.Add(uint64(out.retried))
-			r.c.dead.Add(uint64(len(out.deadMsgs)))
-			for i, m := range out.deadMsgs {
-				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: event dead-lettered",
-					"owner", r.cfg.Owner, "event_id", m.ID, "aggregate_type", m.AggregateType,
-					"aggregate_id", m.AggregateID, "attempt", m.Attempt, "err", out.deadErrs[i],
-					"aggregate_blocked", !r.cfg.ReleaseOnDead)
-				if h, ok := r.cfg.Hooks.(DeadLetterHook); ok {
-					h.DeadLettered(hctx, m, out.deadErrs[i])
-				}
-			}
+	if len(out.failures) == 0 {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	if err := r.d.Fail(wctx, r.db, token, out.failures); err != nil {
+		return fmt.Errorf("relay: record failures: %w", err)
+	}
+	r.c.retried.Add(uint64(out.retried))
+	r.c.dead.Add(uint64(len(out.deadMsgs)))
+	for i, m := range out.deadMsgs {
+		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: event dead-lettered",
+			"owner", r.cfg.Owner, "event_id", m.ID, "aggregate_type", m.AggregateType,
+			"aggregate_id", m.AggregateID, "attempt", m.Attempt, "err", out.deadErrs[i],
+			"aggregate_blocked", !r.cfg.ReleaseOnDead)
+		if h, ok := r.cfg.Hooks.(DeadLetterHook); ok {
+			h.DeadLettered(hctx, m, out.deadErrs[i])
 		}
 	}
-	r.c.released.Add(uint64(out.skipped))
-	return firstErr
+	return nil
 }

@@ -2,10 +2,13 @@ package relay
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -276,5 +279,91 @@ func TestRebalance(t *testing.T) {
 		if st := e.stats(t); st.Pending != 0 {
 			t.Errorf("%d pending after the rebalance", st.Pending)
 		}
+	})
+}
+
+// gatedPublisher holds its first Publish call until open is closed.
+type gatedPublisher struct {
+	*recorder
+	entered chan struct{}
+	open    chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedPublisher) Publish(ctx context.Context, batch []Message, errs []error) {
+	first := false
+	g.once.Do(func() { first = true })
+	if first {
+		close(g.entered)
+		<-g.open
+	}
+	g.recorder.Publish(ctx, batch, errs)
+}
+
+// Partitions a relay gains while it publishes a batch are read as soon as
+// the batch ends, not at the next poll: r1 is in the middle of a cycle
+// when r2 leaves and r1 takes r2's partitions, whose rows wait there.
+func TestPartitionsGainedMidCycleAreReadAtOnce(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		g := &gatedPublisher{recorder: rec, entered: make(chan struct{}), open: make(chan struct{})}
+		sig := notify.NewLocal()
+		cfg1 := testConfig("r1") // polls once an hour: only a wake or a gain makes it read
+		cfg1.Sources = []notify.Source{sig}
+		r1 := newRelay(t, e, g, cfg1)
+		r2 := newRelay(t, e, rec, testConfig("r2"))
+		start(t, r1)
+		stop2 := start(t, r2)
+		half := e.parts / 2
+		waitFor(t, 30*time.Second, "two relays share the partitions", func() bool {
+			n1, n2 := 0, 0
+			for p := range e.parts {
+				if r1.Owns(p) {
+					n1++
+				}
+				if r2.Owns(p) {
+					n2++
+				}
+			}
+			return n1 >= half && n2 >= half
+		})
+		// One event in a partition of r1's, one in each partition of r2's.
+		var mine, theirs []dialects.Event
+		for i := 0; len(mine) == 0 || len(theirs) < e.parts-half; i++ {
+			ev := e.events("a"+strconv.Itoa(i), 0, 1)
+			switch p := ev[0].Partition; {
+			case r1.Owns(p) && len(mine) == 0:
+				mine = ev
+			case r2.Owns(p) && !slices.ContainsFunc(theirs, func(x dialects.Event) bool { return x.Partition == p }):
+				theirs = append(theirs, ev...)
+			}
+		}
+		e.insert(t, theirs) // no wake: r2 polls once an hour
+		e.insert(t, mine)
+		sig.Notify()
+		select {
+		case <-g.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("r1 never published its event")
+		}
+		stop2() // r2 leaves; r1 takes its partitions while its batch is in flight
+		waitFor(t, 30*time.Second, "r1's owner took r2's partitions", func() bool {
+			own, err := e.d.Ownership(context.Background(), e.db, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, p := range own.Partitions {
+				if p.Live {
+					n++
+				}
+			}
+			return n == e.parts
+		})
+		close(g.open)
+		waitFor(t, 10*time.Second, "r2's rows published by r1 without a poll", func() bool {
+			return rec.published() == 1+len(theirs)
+		})
+		rec.check(t)
 	})
 }

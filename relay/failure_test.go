@@ -375,12 +375,26 @@ func TestCleanupDeletesOldPublishedOnly(t *testing.T) {
 		stop()
 		e.insert(t, e.events("late", 0, 2)) // pending, never published
 		ctx := context.Background()
+		// Cleanup health in Stats: nothing past retention, then 6 rows an
+		// hour past it, then none after the cleanup.
+		health := func(wantPast int64, wantLag bool) {
+			t.Helper()
+			s, err := r.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.PastRetention != wantPast || (s.CleanupLag > 0) != wantLag {
+				t.Errorf("stats: %d rows past retention, cleanup lag %v; want %d, lag %v", s.PastRetention, s.CleanupLag, wantPast, wantLag)
+			}
+		}
 		if n, err := r.cleanup(ctx); err != nil || n != 0 {
 			t.Fatalf("cleanup within retention deleted %d, err %v", n, err)
 		}
+		health(0, false)
 		mu.Lock()
 		clock = clock.Add(2 * time.Hour)
 		mu.Unlock()
+		health(6, true)
 		n, err := r.cleanup(ctx)
 		if err != nil || n != 6 {
 			t.Fatalf("cleanup deleted %d, err %v; want 6", n, err)
@@ -388,6 +402,7 @@ func TestCleanupDeletesOldPublishedOnly(t *testing.T) {
 		if st := e.stats(t); st.Published != 0 || st.Pending != 2 {
 			t.Errorf("after cleanup %+v, want 0 published, 2 pending", st)
 		}
+		health(0, false)
 		// Another relay does not clean while r holds the lock.
 		cfg.Owner = "r2"
 		r2 := newRelay(t, e, rec, cfg)

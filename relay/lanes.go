@@ -50,7 +50,6 @@ func (rn *run) fastLoop(ctx context.Context) {
 					signal(rn.wakes.urgent)
 				}
 			}
-			rn.endFast(batch)
 			rn.fastBatch.Unlock()
 			if dropped {
 				signal(rn.wakes.urgent)
@@ -86,25 +85,37 @@ func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record, dropped 
 		out = append(out, *rec)
 	}
 	for i := range out {
-		rn.fastAggs[aggKey(&out[i])] = true
+		rn.fastAggs[aggKey(&out[i])]++
 	}
 	return out, dropped
 }
 
-// endFast clears the hand-over lane's aggregates in flight.
-func (rn *run) endFast(batch []dialects.Record) {
+// releaseFast ends a hand-over batch (its outcome is written): its
+// aggregates are no longer in flight, and a read lane that left rows of
+// them alone is woken to read them.
+func (rn *run) releaseFast(batch []dialects.Record) {
 	rn.mu.Lock()
 	for i := range batch {
-		delete(rn.fastAggs, aggKey(&batch[i]))
+		k := aggKey(&batch[i])
+		if rn.fastAggs[k]--; rn.fastAggs[k] <= 0 {
+			delete(rn.fastAggs, k)
+		}
+	}
+	wake := rn.readWaiting
+	if wake {
+		rn.readWaiting = false
 	}
 	rn.mu.Unlock()
+	if wake {
+		signal(rn.wakes.urgent)
+	}
 }
 
 // keep drops, from a batch the read lane read (ahead), the rows of
 // aggregates held behind a failure of an earlier batch of the chain, the
 // rows of partitions no longer owned, the rows the hand-over lane published
 // since the read, and the rows of aggregates the hand-over lane has in
-// flight (the next read returns those: res.more); it records the kept
+// flight (the read lane is woken when they are released); it records the kept
 // rows' aggregates as in flight for the hand-over lane.
 func (rn *run) keep(recs []dialects.Record, held map[string]bool, res *cycleResult) []dialects.Record {
 	out := recs[:0:0]
@@ -121,8 +132,8 @@ func (rn *run) keep(recs []dialects.Record, held map[string]bool, res *cycleResu
 		if _, ok := slices.BinarySearch(rn.active, recs[i].Partition); !ok {
 			continue
 		}
-		if rn.fastAggs[k] {
-			res.more = true
+		if rn.fastAggs[k] > 0 {
+			rn.readWaiting = true
 			continue
 		}
 		out = append(out, recs[i])

@@ -55,12 +55,21 @@ type run struct {
 	inOutage  bool
 	lastAckAt time.Time       // when the broker last acknowledged a message
 	readAggs  map[string]bool // aggregates of the read lane's batch in flight
-	fastAggs  map[string]bool // aggregates of the hand-over lane's batch in flight
+	// fastAggs counts the hand-over lane's batches in flight (published or
+	// not, and not yet marked) per aggregate.
+	fastAggs map[string]int
+	// readWaiting: the read lane left rows of fastAggs alone; wake it when
+	// they are released.
+	readWaiting bool
+
+	// marks holds the hand-over lane's batches waiting for their mark.
+	marks *markQueue
 }
 
 func newRun(r *Relay, parts int) *run {
 	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
-		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool)}
+		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]int),
+		marks: newMarkQueue()}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
@@ -103,7 +112,8 @@ func (rn *run) apply(u ownUpdate) bool {
 			gained = true
 		}
 	}
-	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first
+	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first,
+	rn.marks.wait()     // and its marks are written under the current token
 	rn.active = u.active
 	rn.mu.Lock()
 	rn.token = u.token
@@ -313,7 +323,11 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 				return total, false
 			}
 		}
-		rn.applyPending()
+		if rn.applyPending() {
+			// Partitions gained mid-chain: this chain's reads did not
+			// cover them; the next cycle reads them at once.
+			res.more = true
+		}
 		if !full && !prefetched {
 			return total, true
 		}

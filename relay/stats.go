@@ -29,6 +29,11 @@ type Stats struct {
 	// has been past Retention: zero while cleanup keeps up (or with no
 	// Retention), growing when cleanup fails or falls behind.
 	CleanupLag time.Duration
+	// PastRetention counts the published rows older than Retention: rows
+	// cleanup should already have deleted (dialects.Inspector.PastRetention;
+	// a value above dialects.PastRetentionCap means more than the cap). It
+	// is 0, without a query, while CleanupLag is 0.
+	PastRetention int64
 	// BlockedDead counts aggregates held back behind a dead row: their
 	// later events wait until an operator requeues or skips it.
 	BlockedDead int64
@@ -89,12 +94,14 @@ func summary(h *latency.Histogram) LatencySummary {
 	return LatencySummary{Count: s.Count, P50: s.P50, P90: s.P90, P99: s.P99, Max: s.Max}
 }
 
-// Stats reads the table's counts (one statement, dialects.Dialect.Stats)
-// and, when the dialect is a dialects.Inspector, the live relays and the
-// owned partitions (a second one, reading the small partitions and relays
-// tables) from the database, and adds this relay's counters and latency
-// percentiles. Its cost is bounded by the pending and dead rows, the
-// blocked aggregates and the partitions, not by the published rows kept.
+// Stats reads the table's counts (one statement, dialects.Dialect.Stats),
+// the live relays and the owned partitions (a second one, reading the
+// small partitions and relays tables) and, only when the oldest published
+// row is past Retention, the rows past it (a third, counting at most
+// dialects.PastRetentionCap + 1 index entries) from the database, and adds
+// this relay's counters and latency percentiles. Its cost is bounded by
+// the pending and dead rows, the blocked aggregates, the partitions and
+// that cap, not by the published rows kept.
 func (r *Relay) Stats(ctx context.Context) (Stats, error) {
 	ds, err := r.d.Stats(ctx, r.db)
 	if err != nil {
@@ -123,6 +130,11 @@ func (r *Relay) Stats(ctx context.Context) (Stats, error) {
 	}
 	if !ds.OldestPublished.IsZero() && r.cfg.Retention > 0 {
 		s.CleanupLag = max(now.Sub(ds.OldestPublished)-r.cfg.Retention, 0)
+	}
+	if s.CleanupLag > 0 {
+		if s.PastRetention, err = r.d.PastRetention(ctx, r.db, now, r.cfg.Retention); err != nil {
+			return Stats{}, fmt.Errorf("relay: stats: %w", err)
+		}
 	}
 	if ns := r.c.lastCleanup.Load(); ns != 0 {
 		s.LastCleanup = time.Unix(0, ns)

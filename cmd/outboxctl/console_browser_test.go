@@ -90,7 +90,7 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := outboxtest.Start(t, f.db, f.d, outboxtest.Options{Config: relay.Config{Owner: "relay-1"}})
-	c := f.console(t, consoleOptions{})
+	c := f.console(t, consoleOptions{retention: relay.DefaultRetention}) // serve's default
 	srv := httptest.NewServer(c.handler())
 	defer srv.Close()
 	in := f.d
@@ -117,12 +117,16 @@ func TestConsoleBrowser(t *testing.T) {
 		return strings.TrimSpace(s)
 	}
 
-	// The overview: counts, blocked aggregates with their reason, dead letters.
+	// The overview: counts, cleanup's health, blocked aggregates with their
+	// reason, dead letters.
 	steps("load the overview", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("pending")))
 	dead, blockers, deadRow := text("#dead .value"), text(`tr.blocker[data-aggregate="order/c"]`), text(`tr.deadrow[data-id="`+f.heads["a"]+`"]`)
 	if dead != "2" || !strings.Contains(blockers, "backing-off") || !strings.Contains(blockers, "broker down") ||
 		!strings.Contains(deadRow, "poison <b>a</b>") {
 		t.Fatalf("overview: dead %q, order/c %q, a's dead row %q", dead, blockers, deadRow)
+	}
+	if past := text("#past-retention"); !strings.Contains(past, "Past retention") || !strings.Contains(past, "retention 168h0m0s") {
+		t.Fatalf("overview: past retention card %q", past)
 	}
 	if *screenshot {
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG

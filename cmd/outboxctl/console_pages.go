@@ -75,6 +75,7 @@ type (
 // overviewData is the main page.
 type overviewData struct {
 	Stats     dialects.Stats
+	Cleanup   *cleanupJSON // nil with -retention 0
 	Relays    int
 	Free      int
 	Count     int
@@ -96,6 +97,10 @@ func (c *console) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := overviewData{Stats: s}
+	if data.Cleanup, err = cleanupHealth(ctx, c.db, c.d, s, now, c.opts.retention); err != nil {
+		c.dbFail(w, r, "read rows past retention", err)
+		return
+	}
 	o, err := c.d.Ownership(ctx, c.db, now)
 	if err != nil {
 		c.dbFail(w, r, "read ownership", err)

@@ -249,6 +249,8 @@ func TestUsageErrors(t *testing.T) {
 		{"-dsn", dsn, "purge"},
 		{"-dsn", dsn, "show"},
 		{"-dsn", dsn, "migrate", "extra"},
+		{"-dsn", dsn, "status", "-retention", "-1h"},
+		{"-dsn", dsn, "serve", "-retention", "-1h"},
 	} {
 		var out bytes.Buffer
 		if err := runEnv(t.Context(), args, &out, &out, noEnv); !errors.Is(err, errUsage) {

@@ -42,10 +42,14 @@ type consoleOptions struct {
 	refresh time.Duration
 	// limit is the most rows a list shows (default 50).
 	limit int
+	// retention is the relays' Retention: the overview shows the
+	// published rows kept past it (default relay.DefaultRetention; 0: not
+	// shown).
+	retention time.Duration
 }
 
 // serveFlags registers the serve command: outboxctl serve [-addr A]
-// [-token T] [-read-only] [-refresh D].
+// [-token T] [-read-only] [-refresh D] [-limit N] [-retention D].
 func serveFlags(fs *flag.FlagSet) runner {
 	o := consoleOptions{}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address; a non-loopback address needs -token")
@@ -53,10 +57,12 @@ func serveFlags(fs *flag.FlagSet) runner {
 	fs.BoolVar(&o.readOnly, "read-only", false, "hide and refuse requeue and skip")
 	fs.DurationVar(&o.refresh, "refresh", 5*time.Second, "page refresh period (0: never)")
 	fs.IntVar(&o.limit, "limit", 50, "most rows in a list")
+	retention := retentionFlag(fs)
 	return runFunc(func(ctx context.Context, e *env, args []string) error {
 		if err := noArgs(args); err != nil {
 			return err
 		}
+		o.retention = *retention
 		if o.token == "" && e.getenv != nil {
 			o.token = e.getenv(consoleTokenEnv)
 		}
@@ -89,7 +95,7 @@ func (o *consoleOptions) validate() error {
 	if o.refresh < 0 {
 		return fmt.Errorf("%w: -refresh must not be negative", errUsage)
 	}
-	return nil
+	return checkRetention(o.retention)
 }
 
 // isLoopback reports whether host names only the local machine: a loopback

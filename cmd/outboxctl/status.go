@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay"
 )
 
 type blockerJSON struct {
@@ -56,12 +58,100 @@ type statusJSON struct {
 	OldestPendingAgeSeconds float64        `json:"oldest_pending_age_seconds"`
 	Blockers                []blockerJSON  `json:"blockers"`
 	Partitions              *ownershipJSON `json:"partitions,omitempty"`
+	Cleanup                 *cleanupJSON   `json:"cleanup,omitempty"`
 }
+
+// cleanupJSON is cleanup's health: the published rows kept past the
+// relays' Retention (given by -retention).
+type cleanupJSON struct {
+	RetentionSeconds float64    `json:"retention_seconds"`
+	OldestPublished  *time.Time `json:"oldest_published"`
+	// LagSeconds is how long the oldest published row has been past
+	// retention; 0 while cleanup keeps up.
+	LagSeconds float64 `json:"lag_seconds"`
+	// PastRetention counts the published rows older than retention, up to
+	// dialects.PastRetentionCap; PastRetentionMore says there are more.
+	PastRetention     int64 `json:"past_retention"`
+	PastRetentionMore bool  `json:"past_retention_more"`
+}
+
+// retentionFlag registers -retention: the relays' Retention, against which
+// status and the console count the published rows cleanup should have
+// deleted.
+func retentionFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("retention", relay.DefaultRetention,
+		"the relays' Retention: show the published rows kept past it (0: do not check)")
+}
+
+// checkRetention refuses a negative -retention.
+func checkRetention(r time.Duration) error {
+	if r < 0 {
+		return fmt.Errorf("%w: -retention must not be negative (0: do not check)", errUsage)
+	}
+	return nil
+}
+
+// cleanupHealth returns cleanup's health at now from s (read just before)
+// for the given retention: it counts the rows past retention (a query
+// bounded by dialects.PastRetentionCap) only when the oldest published row
+// is past it. Nil when retention is 0.
+func cleanupHealth(ctx context.Context, db *sql.DB, d dialects.Dialect, s dialects.Stats, now time.Time,
+	retention time.Duration) (*cleanupJSON, error) {
+	if retention <= 0 {
+		return nil, nil
+	}
+	c := &cleanupJSON{RetentionSeconds: retention.Seconds(), OldestPublished: timePtr(s.OldestPublished)}
+	if s.OldestPublished.IsZero() {
+		return c, nil
+	}
+	lag := now.Sub(s.OldestPublished) - retention
+	if lag <= 0 {
+		return c, nil
+	}
+	n, err := d.PastRetention(ctx, db, now, retention)
+	if err != nil {
+		return nil, err
+	}
+	c.LagSeconds = lag.Seconds()
+	c.PastRetention, c.PastRetentionMore = min(n, dialects.PastRetentionCap), n > dialects.PastRetentionCap
+	return c, nil
+}
+
+// String words c for humans: "none (retention 1h0m0s)", "12 rows, the
+// oldest 2h0m0s past retention (1h0m0s)", "more than 10000 rows, ...".
+func (c *cleanupJSON) String() string {
+	if c.PastRetention == 0 {
+		return "none (" + c.Detail() + ")"
+	}
+	n := plural(int(c.PastRetention), "row")
+	if c.PastRetentionMore {
+		n = "more than " + n
+	}
+	return n + ", " + c.Detail()
+}
+
+// Detail words the retention and, when rows are past it, how far past the
+// oldest is.
+func (c *cleanupJSON) Detail() string {
+	retention := age(time.Duration(c.RetentionSeconds * float64(time.Second)))
+	if c.PastRetention == 0 {
+		return "retention " + retention
+	}
+	return fmt.Sprintf("the oldest %s past retention (%s)", age(time.Duration(c.LagSeconds*float64(time.Second))), retention)
+}
+
+// Late reports whether the oldest published row is more than an hour past
+// retention: the JitoutboxCleanupLate alert's threshold.
+func (c *cleanupJSON) Late() bool { return c.LagSeconds > time.Hour.Seconds() }
 
 func statusFlags(fs *flag.FlagSet) runner {
 	limit := fs.Int("blockers", 20, "most blocked aggregates to show (0: none)")
+	retention := retentionFlag(fs)
 	return runFunc(func(ctx context.Context, e *env, args []string) error {
 		if err := noArgs(args); err != nil {
+			return err
+		}
+		if err := checkRetention(*retention); err != nil {
 			return err
 		}
 		now := time.Now()
@@ -73,6 +163,9 @@ func statusFlags(fs *flag.FlagSet) runner {
 			Published: s.Published, OldestPending: timePtr(s.OldestPending), Blockers: []blockerJSON{}}
 		if !s.OldestPending.IsZero() {
 			out.OldestPendingAgeSeconds = max(now.Sub(s.OldestPending), 0).Seconds()
+		}
+		if out.Cleanup, err = cleanupHealth(ctx, e.db, e.d, s, now, *retention); err != nil {
+			return fmt.Errorf("status: %w", err)
 		}
 		if *limit > 0 {
 			if out.Blockers, err = blockers(ctx, e, now, *limit); err != nil {
@@ -140,6 +233,9 @@ func writeStatus(stdout io.Writer, now time.Time, out statusJSON) error {
 	}
 	fmt.Fprintf(w, "dead\t%d\n", out.Dead)
 	fmt.Fprintf(w, "published\t%d\n", out.Published)
+	if out.Cleanup != nil {
+		fmt.Fprintf(w, "past retention\t%s\n", out.Cleanup)
+	}
 	if p := out.Partitions; p != nil {
 		fmt.Fprintf(w, "partitions\t%d: %d owned by %s, %d free\n", p.Count, p.Count-len(p.Free), plural(len(p.Relays), "live relay"), len(p.Free))
 	}

@@ -10,13 +10,14 @@ import (
 
 // ExerciseInspect runs the dialects.Inspector suite against tgt: List (by
 // state, by aggregate, paginated), Get (every field, unknown and malformed
-// ids), Blockers (backing off, dead; order, limit, Skip) and Ownership
-// (live relays, owners, epochs, a dead relay's partitions free). The dialect
-// must implement dialects.Inspector.
+// ids), Blockers (backing off, dead; order, limit, Skip), Ownership
+// (live relays, owners, epochs, a dead relay's partitions free) and
+// PastRetention (published rows past retention, before and after Cleanup).
 func ExerciseInspect(t *testing.T, tgt Target) {
 	t.Run("Inspect", func(t *testing.T) { testInspect(t, tgt) })
 	t.Run("InspectWithTable", func(t *testing.T) { testInspectWithTable(t, tgt) })
 	t.Run("Ownership", func(t *testing.T) { testOwnership(t, tgt) })
+	t.Run("PastRetention", func(t *testing.T) { testPastRetention(t, tgt) })
 }
 
 func rowIDs(rows []dialects.Row) []string {
@@ -193,5 +194,8 @@ func testInspectWithTable(t *testing.T, tgt Target) {
 	}
 	if bl, err := in.Blockers(e.ctx, e.db, e.at(0), 5); err != nil || len(bl) != 0 {
 		t.Fatalf("Blockers on ops_outbox = %+v, %v", bl, err)
+	}
+	if n, err := in.PastRetention(e.ctx, e.db, e.at(0), time.Hour); err != nil || n != 0 {
+		t.Fatalf("PastRetention on ops_outbox = %d, %v", n, err)
 	}
 }

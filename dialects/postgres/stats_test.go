@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"os"
 	"slices"
@@ -19,8 +20,10 @@ var statsBig = flag.Bool("stats.big", false, "TestStatsCost: 1,000,000 published
 // TestStatsCost: on a table of published rows kept for Retention and a
 // small backlog, the plan of stats.sql reads the outbox table only through
 // indexes (no Seq Scan of it), and Stats gives exact pending and dead
-// counts and a published estimate within 1%. -stats.big uses 1,000,000
-// published rows and 1,000 pending and logs the time per Stats.
+// counts and a published estimate within 1%; the plan of
+// inspect_past_retention.sql has no Seq Scan of the outbox table either,
+// and PastRetention stops at its cap. -stats.big uses 1,000,000 published rows and 1,000 pending and logs
+// the time per call.
 func TestStatsCost(t *testing.T) {
 	published, pending := 20000, 100
 	if *statsBig {
@@ -47,31 +50,10 @@ func TestStatsCost(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `VACUUM ANALYZE outbox`); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("sql/stats.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	rows, err := db.QueryContext(ctx, "EXPLAIN "+sqlkit.Render(string(b), d.Table()), dialects.StatsExactPublished+1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range plan {
-		if strings.Contains(l, "Seq Scan on outbox ") || strings.HasSuffix(l, "Seq Scan on outbox") {
-			t.Errorf("the stats plan reads the whole table:\n%s", strings.Join(plan, "\n"))
-			break
-		}
-	}
+	// Every published row is past a retention of a minute an hour later.
+	now, retention := base.Add(time.Hour), time.Minute
+	checkPlan(t, db, d, "stats.sql", dialects.StatsExactPublished+1)
+	checkPlan(t, db, d, "inspect_past_retention.sql", now.Add(-retention), dialects.PastRetentionCap+1)
 	var times []time.Duration
 	for range 5 {
 		start := time.Now()
@@ -90,4 +72,53 @@ func TestStatsCost(t *testing.T) {
 	slices.Sort(times)
 	t.Logf("PostgreSQL, %d published rows kept, %d pending: Stats median %v (min %v, max %v) over %d runs",
 		published, pending, times[len(times)/2], times[0], times[len(times)-1], len(times))
+	times = times[:0]
+	for range 5 {
+		start := time.Now()
+		past, err := d.PastRetention(ctx, db, now, retention)
+		times = append(times, time.Since(start))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if past != dialects.PastRetentionCap+1 {
+			t.Fatalf("PastRetention = %d, want the cap + 1 (%d)", past, dialects.PastRetentionCap+1)
+		}
+	}
+	slices.Sort(times)
+	t.Logf("PostgreSQL, %d published rows kept: PastRetention median %v (min %v, max %v) over %d runs",
+		published, times[len(times)/2], times[0], times[len(times)-1], len(times))
+}
+
+// checkPlan fails the test when the plan of the dialect's SQL file reads
+// the outbox table whole (a Seq Scan of it).
+func checkPlan(t *testing.T, db *sql.DB, d *postgres.Dialect, file string, args ...any) {
+	t.Helper()
+	b, err := os.ReadFile("sql/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	rows, err := db.QueryContext(t.Context(), "EXPLAIN "+sqlkit.Render(string(b), d.Table()), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) == 0 {
+		t.Fatalf("%s: empty plan", file)
+	}
+	for _, l := range plan {
+		if strings.Contains(l, "Seq Scan on outbox ") || strings.HasSuffix(l, "Seq Scan on outbox") {
+			t.Errorf("the plan of %s reads the whole table:\n%s", file, strings.Join(plan, "\n"))
+			break
+		}
+	}
 }

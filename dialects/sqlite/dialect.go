@@ -89,7 +89,7 @@ func New(opts ...Option) (*Dialect, error) {
 		WithTail(load("insert_handoff_tail.sql"))
 	d.sess = sessionSQL{
 		open: load("session_open.sql"), gc: load("session_gc.sql"), take: load("session_take.sql"),
-		renew: load("session_renew.sql"), check: load("session_check.sql"), owned: load("session_owned.sql"),
+		renew: load("session_renew.sql"), check: load("session_check.sql"),
 		release: load("session_release.sql"), view: load("session_view.sql"),
 		close: load("session_close.sql"), closeRelay: load("session_close_relay.sql"),
 	}

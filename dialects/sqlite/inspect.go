@@ -53,3 +53,9 @@ func (d *Dialect) Blockers(ctx context.Context, db *sql.DB, now time.Time, limit
 func (d *Dialect) Ownership(ctx context.Context, db *sql.DB, now time.Time) (dialects.Ownership, error) {
 	return d.insp.Ownership(ctx, db, now)
 }
+
+// PastRetention counts, up to dialects.PastRetentionCap + 1, the published
+// rows older than retention at now; see dialects.Inspector.
+func (d *Dialect) PastRetention(ctx context.Context, db *sql.DB, now time.Time, retention time.Duration) (int64, error) {
+	return d.insp.PastRetention(ctx, db, now, retention)
+}

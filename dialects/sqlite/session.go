@@ -21,7 +21,7 @@ var ErrInvalidLease = errors.New("jitoutbox/sqlite: session lease must be positi
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, gc, take, renew, check, owned, release, view, close, closeRelay string
+	open, gc, take, renew, check, release, view, close, closeRelay string
 }
 
 // gcAge is how long after its lease ran out a relay row is forgotten by the
@@ -29,13 +29,16 @@ type sessionSQL struct {
 const gcAge = time.Minute
 
 // session is a relay's ownership session: a row in <table>_relays and a
-// lease on each owned partition, both renewed by Check. SQLite has no
+// lease on each owned partition. Check renews the partitions' leases while
+// the session owns any (one statement: the views count the session live
+// through them), and the relay row only while it owns none. SQLite has no
 // session-scoped locks, so a killed relay's partitions move when their
 // leases run out.
 type session struct {
 	d     *Dialect
 	db    *sql.DB
 	token string
+	relay string
 	lease time.Duration
 	owns  map[int]bool // what Take took and Release did not give up
 	lost  bool
@@ -51,7 +54,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	if lease <= 0 {
 		return nil, fmt.Errorf("%w: got %v", ErrInvalidLease, lease)
 	}
-	s := &session{d: d, db: db, token: newToken(relay), lease: lease, owns: make(map[int]bool)}
+	s := &session{d: d, db: db, token: newToken(relay), relay: relay, lease: lease, owns: make(map[int]bool)}
 	now := sqlkit.UTC(time.Now())
 	if _, err := db.ExecContext(ctx, d.sess.open, s.token, relay, micros(now), micros(now.Add(lease))); err != nil {
 		if _, perr := d.Partitions(ctx, db); perr != nil {
@@ -60,7 +63,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		return nil, fmt.Errorf("jitoutbox/sqlite: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
-	_, _ = db.ExecContext(ctx, d.sess.gc, micros(now.Add(-gcAge)))
+	_, _ = db.ExecContext(ctx, d.sess.gc, micros(now.Add(-gcAge)), micros(now))
 	return s, nil
 }
 
@@ -110,30 +113,35 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	return nil
 }
 
-// Check renews the session's relay row and the lease of every partition it
-// still owns, until now + lease, and returns them with that time. A
-// session that let its leases run out keeps them if nobody took them
-// meanwhile (nobody else can have written in them). When another session
-// took one of its partitions, or its relay row is gone, the session is
-// over: Check returns the partitions still leased to the token with an
-// error wrapping dialects.ErrSessionLost.
+// Check renews the lease of every partition the session still owns, until
+// now + lease, and returns them with that time: one statement, and the
+// relay row is left alone (views count the session live through its
+// partitions). A session that owns nothing renews its relay row instead,
+// and registers it again if it was forgotten. A session that let its
+// leases run out keeps them if nobody took them meanwhile (nobody else can
+// have written in them). When another session took one of its
+// partitions, the session is over: Check returns the partitions still
+// leased to the token with an error wrapping dialects.ErrSessionLost.
 func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, error) {
 	if s.lost {
 		return nil, time.Time{}, s.lostErr("check", errors.New("session already lost"))
 	}
 	now = sqlkit.UTC(now)
 	until := now.Add(s.lease)
-	res, err := s.db.ExecContext(ctx, s.d.sess.renew, s.token, micros(until))
-	n, err := count("session check", res, err)
-	if err != nil {
-		return nil, time.Time{}, err
-	}
-	if n == 0 {
-		owned, err := queryInts(ctx, s.db, s.d.sess.owned, s.token, micros(now))
+	if len(s.owns) == 0 {
+		res, err := s.db.ExecContext(ctx, s.d.sess.renew, s.token, micros(until))
+		n, err := count("session check", res, err)
 		if err != nil {
-			return nil, time.Time{}, s.lostErr("check", err)
+			return nil, time.Time{}, err
 		}
-		return owned, time.Time{}, s.lostErr("check", errors.New("the session's relay row is gone"))
+		if n == 0 {
+			// Forgotten while it owned nothing for longer than gcAge past
+			// its lease: it has nothing to lose, register it again.
+			if _, err := s.db.ExecContext(ctx, s.d.sess.open, s.token, s.relay, micros(now), micros(until)); err != nil {
+				return nil, time.Time{}, fmt.Errorf("jitoutbox/sqlite: session check: register again: %w", err)
+			}
+		}
+		return nil, until, nil
 	}
 	owned, err := queryInts(ctx, s.db, s.d.sess.check, s.token, micros(until))
 	if err != nil {

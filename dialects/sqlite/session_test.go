@@ -4,12 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
 )
 
 // migrated opens a new database and migrates d's table in it.
@@ -126,25 +129,139 @@ func TestLeaseExpiry(t *testing.T) {
 	}
 }
 
-// TestSessionLost checks that a session whose relay row was forgotten
-// reports ErrSessionLost with what it still holds.
+// TestSessionLost checks that a session owning partitions stays live when
+// its relay row's lease ran out (it renews only its partitions' leases),
+// that a session owning nothing registers its row again once it was
+// forgotten, and that a session
+// whose partitions another took over is lost and takes nothing more.
 func TestSessionLost(t *testing.T) {
 	ctx := context.Background()
 	d, db := migrated(t, sqlite.WithPartitions(2))
 	a := openSession(t, d, db, "a", time.Minute)
+	b := openSession(t, d, db, "b", time.Minute)
 	now := time.Now()
 	if _, err := a.Take(ctx, []int{0, 1}, now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, `DELETE FROM outbox_relays`); err != nil {
+	old := now.Add(-2 * time.Minute).UnixMicro()
+	if _, err := db.ExecContext(ctx, `UPDATE outbox_relays SET expires_at = ?`, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM outbox_relays WHERE name = 'b'`); err != nil {
 		t.Fatal(err)
 	}
 	owned, _, err := a.Check(ctx, now)
-	if !errors.Is(err, dialects.ErrSessionLost) || !slices.Equal(owned, []int{0, 1}) {
-		t.Fatalf("Check = %v, %v; want [0 1], ErrSessionLost", owned, err)
+	if err != nil || !slices.Equal(owned, []int{0, 1}) {
+		t.Fatalf("a.Check with its relay row's lease run out = %v, %v; want [0 1]", owned, err)
 	}
-	if _, err := a.Take(ctx, []int{0}, now); !errors.Is(err, dialects.ErrSessionLost) {
+	// b owns nothing: its Check registers it again, and views list both.
+	if _, _, err := b.Check(ctx, now); err != nil {
+		t.Fatalf("b.Check without its relay row: %v", err)
+	}
+	v, err := a.View(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{a.Token(), b.Token()}
+	slices.Sort(want)
+	if got := slices.Sorted(slices.Values(v.Relays)); !slices.Equal(got, want) {
+		t.Fatalf("relays %v, want %v", got, want)
+	}
+	// Past a's lease, b takes partition 1: a is over.
+	late := now.Add(2 * time.Minute)
+	if got, err := b.Take(ctx, []int{1}, late); err != nil || !slices.Equal(got, []int{1}) {
+		t.Fatalf("b.Take = %v, %v", got, err)
+	}
+	owned, _, err = a.Check(ctx, late)
+	if !errors.Is(err, dialects.ErrSessionLost) || !slices.Equal(owned, []int{0}) {
+		t.Fatalf("a.Check after the take-over = %v, %v; want [0], ErrSessionLost", owned, err)
+	}
+	if _, err := a.Take(ctx, []int{1}, late); !errors.Is(err, dialects.ErrSessionLost) {
 		t.Fatalf("Take after loss = %v", err)
+	}
+}
+
+// TestSessionUpkeep checks the cost of ownership: the Check of a session
+// that owns partitions is one statement, and keeps the session listed as
+// live after its relay row's own lease ran out.
+func TestSessionUpkeep(t *testing.T) {
+	ctx := context.Background()
+	d, err := sqlite.New(sqlite.WithPartitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c sqlcount.Counter
+	db, err := sqlcount.Open("sqlite", dsn(filepath.Join(t.TempDir(), "outbox.db")), &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	const lease = 10 * time.Second
+	a := openSession(t, d, db, "a", lease)
+	t0 := time.Now()
+	if _, err := a.Take(ctx, []int{0, 1, 2, 3}, t0); err != nil {
+		t.Fatal(err)
+	}
+	at := t0
+	for i := range 5 { // well past the relay row's lease
+		at = at.Add(lease / 2)
+		before := c.Total()
+		owned, until, err := a.Check(ctx, at)
+		if err != nil || len(owned) != 4 || !until.Equal(sqlkit.UTC(at).Add(lease)) {
+			t.Fatalf("Check %d = %v, %v, %v", i, owned, until, err)
+		}
+		if n := c.Total() - before; n != 1 {
+			t.Fatalf("Check %d of an owning session: %d statements, want 1", i, n)
+		}
+	}
+	v, err := a.View(ctx, at)
+	if err != nil || !slices.Equal(v.Relays, []string{a.Token()}) {
+		t.Fatalf("view after the relay row's lease ran out: %v, %v", v.Relays, err)
+	}
+	o, err := d.Ownership(ctx, db, at)
+	if err != nil || len(o.Relays) != 1 {
+		t.Fatalf("Ownership after the relay row's lease ran out: %+v, %v", o.Relays, err)
+	}
+}
+
+// TestSessionGCSparesOwners checks that a new session forgets relay rows
+// whose lease ran out long ago, except those of sessions that still own
+// partitions with a running lease.
+func TestSessionGCSparesOwners(t *testing.T) {
+	ctx := context.Background()
+	d, db := migrated(t, sqlite.WithPartitions(2))
+	owner := openSession(t, d, db, "owner", time.Hour)
+	openSession(t, d, db, "idle", time.Hour)
+	if _, err := owner.Take(ctx, []int{0, 1}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// Both relay rows' leases ran out two minutes ago (past gcAge).
+	old := time.Now().Add(-2 * time.Minute).UnixMicro()
+	if _, err := db.ExecContext(ctx, `UPDATE outbox_relays SET expires_at = ?`, old); err != nil {
+		t.Fatal(err)
+	}
+	openSession(t, d, db, "new", time.Hour) // runs the GC
+	var names []string
+	rows, err := db.QueryContext(ctx, `SELECT name FROM outbox_relays ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names, []string{"new", "owner"}) {
+		t.Fatalf("relay rows after GC: %v, want [new owner] (idle forgotten, owner spared)", names)
 	}
 }
 

@@ -52,9 +52,10 @@ func (c countingConnector) Driver() driver.Driver { return c.drv }
 // TestStatsCost: on a table of published rows kept for Retention and a
 // small backlog, Stats is one statement whose plan reads no table whole
 // (every access of the outbox table goes through an index), and gives
-// exact pending and dead counts and a published estimate within 1%.
-// -stats.big uses 1,000,000 published rows and 1,000 pending and logs the
-// time per Stats.
+// exact pending and dead counts and a published estimate within 1%;
+// PastRetention is one statement whose plan reads the outbox table only
+// through an index, and it stops at its cap. -stats.big uses 1,000,000
+// published rows and 1,000 pending and logs the time per call.
 func TestStatsCost(t *testing.T) {
 	published, pending := 20000, 100
 	if *statsBig {
@@ -85,34 +86,10 @@ func TestStatsCost(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	b, err := os.ReadFile("sql/stats.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqlkit.Render(string(b), d.Table()), dialects.StatsExactPublished+1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range plan {
-		// "SCAN outbox" alone reads the table whole; "SCAN outbox USING
-		// ... INDEX" walks an index (the partial ones hold few rows). The
-		// blocked table (outbox_blocked) is small and read whole.
-		if (p == "SCAN outbox" || strings.HasPrefix(p, "SCAN outbox ")) && !strings.Contains(p, "INDEX") {
-			t.Errorf("full scan in the stats plan: %q\n%s", p, strings.Join(plan, "\n"))
-		}
-	}
+	// Every published row is past a retention of a minute an hour later.
+	now, retention := time.UnixMicro(base).Add(time.Hour), time.Minute
+	checkPlan(t, db, d, "stats.sql", dialects.StatsExactPublished+1)
+	checkPlan(t, db, d, "inspect_past_retention.sql", now.Add(-retention).UnixMicro(), dialects.PastRetentionCap+1)
 
 	var times []time.Duration
 	for range 5 {
@@ -135,4 +112,60 @@ func TestStatsCost(t *testing.T) {
 	slices.Sort(times)
 	t.Logf("SQLite, %d published rows kept, %d pending: Stats median %v (min %v, max %v) over %d runs",
 		published, pending, times[len(times)/2], times[0], times[len(times)-1], len(times))
+	times = times[:0]
+	for range 5 {
+		before := n.Load()
+		start := time.Now()
+		past, err := d.PastRetention(ctx, db, now, retention)
+		times = append(times, time.Since(start))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Load() - before; got != 1 {
+			t.Fatalf("PastRetention sent %d statements, want 1", got)
+		}
+		if past != dialects.PastRetentionCap+1 {
+			t.Fatalf("PastRetention = %d, want the cap + 1 (%d)", past, dialects.PastRetentionCap+1)
+		}
+	}
+	slices.Sort(times)
+	t.Logf("SQLite, %d published rows kept: PastRetention median %v (min %v, max %v) over %d runs",
+		published, times[len(times)/2], times[0], times[len(times)-1], len(times))
+}
+
+// checkPlan fails the test when the query plan of the dialect's SQL file
+// reads the outbox table whole.
+func checkPlan(t *testing.T, db *sql.DB, d *sqlite.Dialect, file string, args ...any) {
+	t.Helper()
+	b, err := os.ReadFile("sql/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+sqlkit.Render(string(b), d.Table()), args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) == 0 {
+		t.Fatalf("%s: empty plan", file)
+	}
+	for _, p := range plan {
+		// "SCAN outbox" alone reads the table whole; "SCAN outbox USING
+		// ... INDEX" walks an index (the partial ones hold few rows). The
+		// blocked table (outbox_blocked) is small and read whole.
+		if (p == "SCAN outbox" || strings.HasPrefix(p, "SCAN outbox ")) && !strings.Contains(p, "INDEX") {
+			t.Errorf("full scan in the plan of %s: %q\n%s", file, p, strings.Join(plan, "\n"))
+		}
+	}
 }

@@ -18,6 +18,14 @@ import (
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
+// cleanLease is the relays' lease in TestRebalanceOneFourOne. Relays there
+// join and leave cleanly, so the lease (SQLite's ownership) only has to
+// outlast a slow renewal: with childLease (3 s, for the failover tests) a
+// renewal delayed past it on a loaded machine can let another relay take a
+// partition mid-batch, and the duplicates that causes are not the clean
+// moves this test checks.
+const cleanLease = 15 * time.Second
+
 // TestRebalanceOneFourOne: one relay in the test process owns every
 // partition; two more relays in the test process and a relay process join
 // one by one and take shares, then leave one by one (the process with
@@ -49,7 +57,7 @@ func TestRebalanceOneFourOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, err := relay.New(pd.db, pd.d, pub, relay.Config{Owner: "first", PollInterval: 200 * time.Millisecond,
-			RebalanceInterval: 300 * time.Millisecond, LeaseDuration: childLease, PublishTimeout: 2 * time.Second,
+			RebalanceInterval: 300 * time.Millisecond, LeaseDuration: cleanLease, PublishTimeout: 2 * time.Second,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -95,7 +103,7 @@ func TestRebalanceOneFourOne(t *testing.T) {
 		for i := range 2 {
 			name := fmt.Sprintf("joiner%d", i)
 			r, err := relay.New(pd.db, pd.d, pub, relay.Config{Owner: name, PollInterval: 200 * time.Millisecond,
-				RebalanceInterval: 300 * time.Millisecond, LeaseDuration: childLease, PublishTimeout: 2 * time.Second,
+				RebalanceInterval: 300 * time.Millisecond, LeaseDuration: cleanLease, PublishTimeout: 2 * time.Second,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err != nil {
 				t.Fatal(err)
@@ -112,7 +120,7 @@ func TestRebalanceOneFourOne(t *testing.T) {
 			defer stop()
 			join(name)
 		}
-		args := append(childArgs(pd, srv.URL, prefix, "joiner2"), "-poll", "200ms") // the last -poll wins
+		args := append(childArgs(pd, srv.URL, prefix, "joiner2"), "-poll", "200ms", "-lease", cleanLease.String()) // the last of a flag wins
 		proc := relayproc.Start(t, relayBin, args...)
 		join("joiner2")
 		// 4 -> 1: each leaves cleanly (the process with SIGTERM); its

@@ -19,11 +19,12 @@ func TestDurabilityProblems(t *testing.T) {
 		{"file R3", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 3, Duplicates: 2 * time.Minute}, false, nil},
 		{"file R5", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 5, Duplicates: 2 * time.Minute}, false, nil},
 		{"file R1 sync always", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 1, Duplicates: 2 * time.Minute}, true, nil},
-		{"file R1", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 1, Duplicates: 2 * time.Minute}, false, []string{"replicas 1 < 3"}},
-		{"file R0 means 1", jetstream.StreamConfig{Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute}, false, []string{"replicas 1 < 3"}},
-		{"file R2", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 2, Duplicates: 2 * time.Minute}, false, []string{"replicas 2 < 3"}},
+		{"file R1", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 1, Duplicates: 2 * time.Minute}, false, []string{"replicas 1 < 2"}},
+		{"file R0 means 1", jetstream.StreamConfig{Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute}, false, []string{"replicas 1 < 2"}},
+		{"file R2", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 2, Duplicates: 2 * time.Minute}, false, nil},
+		{"memory R1", jetstream.StreamConfig{Storage: jetstream.MemoryStorage, Replicas: 1, Duplicates: 2 * time.Minute}, false, []string{"recreate the stream with file storage and replicas 3"}},
 		{"memory R3", jetstream.StreamConfig{Storage: jetstream.MemoryStorage, Replicas: 3, Duplicates: 2 * time.Minute}, true, []string{"memory storage"}},
-		{"short window", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 3, Duplicates: 30 * time.Second}, false, []string{"duplicate window 30s is shorter than 1m30s"}},
+		{"short window", jetstream.StreamConfig{Storage: jetstream.FileStorage, Replicas: 3, Duplicates: 30 * time.Second}, false, []string{"duplicate window 30s is shorter than 1m30s (relay lease + outage allowance): an event republished after a relay lost its lease or the broker was down can be stored twice; raise the stream's duplicate_window (nats stream edit --dupe-window 1m30s)"}},
 		{"everything wrong", jetstream.StreamConfig{Storage: jetstream.MemoryStorage, Replicas: 1, Duplicates: time.Second}, false, []string{"memory storage", "duplicate window"}},
 	}
 	for _, c := range cases {

@@ -75,7 +75,7 @@ func TestCheckStreamAgainstServer(t *testing.T) {
 	}{
 		{"memory by name", []natspub.Option{natspub.WithSubjectPrefix(memPrefix), natspub.WithExpectStream(name(mem))}, []string{"memory storage"}},
 		{"memory by subject", []natspub.Option{natspub.WithSubjectPrefix(memPrefix)}, []string{"memory storage"}},
-		{"file R1, sync unknown", []natspub.Option{natspub.WithSubjectPrefix(filePrefix)}, []string{"replicas 1 < 3"}},
+		{"file R1, sync unknown", []natspub.Option{natspub.WithSubjectPrefix(filePrefix)}, []string{"replicas 1 < 2"}},
 		{"file R1, sync always", []natspub.Option{natspub.WithSubjectPrefix(filePrefix), natspub.WithServerSyncAlways()}, nil},
 		{"short window", []natspub.Option{natspub.WithSubjectPrefix(shortPrefix), natspub.WithServerSyncAlways(), natspub.WithExpectStream(name(short))}, []string{"duplicate window 10s"}},
 		{"no stream", []natspub.Option{natspub.WithSubjectPrefix(testnats.RandomName("none_"))}, []string{"no stream stores subject"}},

@@ -18,7 +18,7 @@ import (
 type Inspector struct {
 	op                           string
 	list, listAgg, get, blockers string
-	ownership                    string
+	ownership, pastRetention     string
 	timeArg                      func(time.Time) any
 	validID                      func(string) bool
 	nowArgs                      int
@@ -30,8 +30,8 @@ type InspectorConfig struct {
 	// Op prefixes errors ("jitoutbox/postgres").
 	Op string
 	// Files holds sql/inspect_list.sql, sql/inspect_list_aggregate.sql,
-	// sql/inspect_get.sql, sql/inspect_blockers.sql and
-	// sql/inspect_ownership.sql.
+	// sql/inspect_get.sql, sql/inspect_blockers.sql,
+	// sql/inspect_ownership.sql and sql/inspect_past_retention.sql.
 	Files fs.FS
 	// Table is the validated table name.
 	Table string
@@ -66,7 +66,7 @@ func NewInspector(c InspectorConfig) (*Inspector, error) {
 	}{
 		{&in.list, "inspect_list.sql"}, {&in.listAgg, "inspect_list_aggregate.sql"},
 		{&in.get, "inspect_get.sql"}, {&in.blockers, "inspect_blockers.sql"},
-		{&in.ownership, "inspect_ownership.sql"},
+		{&in.ownership, "inspect_ownership.sql"}, {&in.pastRetention, "inspect_past_retention.sql"},
 	} {
 		s, err := load(f.name)
 		if err != nil {
@@ -213,6 +213,21 @@ func (in *Inspector) Ownership(ctx context.Context, db *sql.DB, now time.Time) (
 	})
 	slices.SortFunc(o.Partitions, func(a, b dialects.PartitionOwner) int { return a.Partition - b.Partition })
 	return o, nil
+}
+
+// PastRetention implements dialects.Inspector. inspect_past_retention.sql
+// takes the cut-off time (now - retention) and the cap of the count
+// (dialects.PastRetentionCap + 1) and returns the capped count.
+func (in *Inspector) PastRetention(ctx context.Context, db *sql.DB, now time.Time, retention time.Duration) (int64, error) {
+	if retention <= 0 {
+		return 0, nil
+	}
+	var n int64
+	err := db.QueryRowContext(ctx, in.pastRetention, in.timeArg(UTC(now.Add(-retention))), dialects.PastRetentionCap+1).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("%s: rows past retention: %w", in.op, err)
+	}
+	return n, nil
 }
 
 // rowScan holds one row in inspect scan order; every column is nullable so

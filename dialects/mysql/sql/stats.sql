@@ -9,7 +9,7 @@
 --     the oldest published row (first entry of the cleanup index's state =
 --     1 range) and of the newest row (the primary key's last entry);
 --   blocked aggregates: the blocked table (one row per blocked aggregate).
--- Columns: see sqlkit.ReadStats. dialects/mysql's TestStatsPlan checks the
+-- Columns: see sqlkit.ReadStats. dialects/mysql's TestStatsCost checks the
 -- plan.
 SELECT
     (SELECT COUNT(*) FROM {{table}} WHERE state = 0),

@@ -9,7 +9,7 @@
 --     the oldest published row (first entry of the cleanup index) and of
 --     the newest row (the primary key's last entry);
 --   blocked aggregates: the blocked table (one row per blocked aggregate).
--- Columns: see sqlkit.ReadStats. dialects/postgres's TestStatsPlan checks
+-- Columns: see sqlkit.ReadStats. dialects/postgres's TestStatsCost checks
 -- the plan.
 SELECT p.n, p.oldest,
     (SELECT count(*) FROM {{table}} WHERE state = 2),

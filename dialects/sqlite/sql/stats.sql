@@ -9,7 +9,7 @@
 --     the oldest published row (first entry of the cleanup index) and of
 --     the newest row (the rowid's last entry);
 --   blocked aggregates: the blocked table (one row per blocked aggregate).
--- Columns: see sqlkit.ReadStats. dialects/sqlite's TestStatsPlan checks
+-- Columns: see sqlkit.ReadStats. dialects/sqlite's TestStatsCost checks
 -- the plan.
 SELECT
     (SELECT count(*) FROM {{table}} WHERE state = 0),
