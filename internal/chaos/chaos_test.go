@@ -262,6 +262,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	sum.durabilityWarns = relays.logCount("cannot guarantee at-least-once")
 	sum.mustBeDurable = br.durable()
 	sum.preflightFailed = relays.logCount("publisher preflight failed")
+	sum.durabilityChecked = relays.logCount("stream durability checked")
 	sum.dbErrorLogs = relays.logCount(`"level":"WARN"`)
 	sum.logKinds = relays.warnKinds()
 	for _, p := range relays.all {
