@@ -18,10 +18,10 @@ import (
 // session lock, so a killed relay's partitions move when its connection
 // closes; the lease only matters on lease dialects.
 const (
-	relayLease   = "3s"
-	relayPublish = "2s"
-	relayPoll    = "1s"
-	relayBatch   = "100"
+	relayLease   = 3 * time.Second
+	relayPublish = 2 * time.Second
+	relayPoll    = time.Second
+	relayBatch   = 100
 )
 
 // A broker or database outage lasts between minOutage and maxOutage.
@@ -97,7 +97,8 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	t.Cleanup(stopConsumer)
 
 	base := append([]string{"-nats", wakeURL}, br.relayArgs()...)
-	base = append(base, "-poll", relayPoll, "-lease", relayLease, "-publish-timeout", relayPublish, "-batch", relayBatch,
+	base = append(base, "-poll", relayPoll.String(), "-lease", relayLease.String(), "-publish-timeout", relayPublish.String(),
+		"-batch", strconv.Itoa(relayBatch),
 		"-log-level", "info", "-log-format", "json")
 	if s.rebalance > 0 {
 		base = append(base, "-rebalance", s.rebalance.String())
@@ -243,15 +244,13 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	sum.kills = relays.kills
 	sum.leaves = relays.leaves
 	sum.joins, sum.departures = relays.joins, relays.departures
-	relayBatchN, _ := strconv.Atoi(relayBatch)
-	relayPublishD, _ := time.ParseDuration(relayPublish)
 	// A database restart ends every relay's ownership, as a cut does.
 	maxFleet := s.relays
 	if s.members > 0 {
 		maxFleet += 2 // see membership
 	}
 	sum.maxDup = br.maxDuplicates(faults{kills: sum.kills, leaves: sum.leaves + sum.departures, cuts: sum.cuts + len(restarts),
-		outages: sum.brokerRestarts, relays: maxFleet, batch: relayBatchN, maxDown: maxOutage, publishTimeout: relayPublishD})
+		outages: sum.brokerRestarts, relays: maxFleet, batch: relayBatch, maxDown: maxOutage, publishTimeout: relayPublish})
 	sum.stopErrors = append(sum.stopErrors, relays.leaveErrs...)
 	sum.failOne, sum.failAll, sum.failChurn = failovers(kills, nparts, led, rec)
 	sum.restarts = stalls(restarts, led, rec)
