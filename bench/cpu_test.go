@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -82,5 +83,60 @@ func TestCPUMeter(t *testing.T) {
 	}
 	if v, ok := m.perEvent(); !ok || v < 100e3 {
 		t.Fatalf("perEvent = %v, %v; want >= 100000 µs for one event", v, ok)
+	}
+}
+
+// procMeter adds up, over timed windows, the CPU time of server processes
+// (the broker, a database server, or one PostgreSQL backend), so that what
+// the server spends for this benchmark is told apart from what other
+// programs on a shared machine spend. A server shared with others (one
+// mysqld, one nats-server) still counts their work too.
+type procMeter struct {
+	pids   []int
+	total  time.Duration
+	events int
+	t0     time.Duration
+	ok     bool
+}
+
+// newProcMeter meters pids; with none, the meter is never ok.
+func newProcMeter(pids []int) *procMeter { return &procMeter{pids: pids, ok: len(pids) > 0} }
+
+func (m *procMeter) start() {
+	t, ok := procCPU(m.pids)
+	m.t0, m.ok = t, m.ok && ok
+}
+
+func (m *procMeter) stop(events int) {
+	t, ok := procCPU(m.pids)
+	m.ok = m.ok && ok
+	m.total += t - m.t0
+	m.events += events
+}
+
+// perEvent returns the processes' CPU µs per event, false when not metered.
+func (m *procMeter) perEvent() (float64, bool) {
+	if m == nil || !m.ok || m.events == 0 {
+		return 0, false
+	}
+	return float64(m.total.Microseconds()) / float64(m.events), true
+}
+
+// TestProcMeter checks the process meter on Linux against this process:
+// spinning 200 ms of CPU is counted, at least half of it.
+func TestProcMeter(t *testing.T) {
+	if _, ok := procCPU([]int{os.Getpid()}); !ok {
+		t.Skip("no /proc/<pid>/stat on this system")
+	}
+	m := newProcMeter([]int{os.Getpid()})
+	m.start()
+	for start := selfCPU(); selfCPU()-start < 200*time.Millisecond; {
+	}
+	m.stop(1)
+	if v, ok := m.perEvent(); !ok || v < 100e3 {
+		t.Fatalf("perEvent = %v, %v; want >= 100000 µs for 200 ms of CPU", v, ok)
+	}
+	if newProcMeter(nil).ok {
+		t.Fatal("a meter without processes is ok")
 	}
 }

@@ -9,3 +9,9 @@ func machineBusy() (time.Duration, bool) { return 0, false }
 
 // selfCPU is not measured off Unix.
 func selfCPU() time.Duration { return 0 }
+
+// procCPU is not measured off Unix.
+func procCPU([]int) (time.Duration, bool) { return 0, false }
+
+// findProcesses finds nothing off Unix.
+func findProcesses(...string) []int { return nil }

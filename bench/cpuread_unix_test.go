@@ -53,3 +53,60 @@ func selfCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// procCPU returns the user and system CPU time of the processes pids
+// (Linux /proc/<pid>/stat; false when one cannot be read).
+func procCPU(pids []int) (time.Duration, bool) {
+	var ticks int64
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return 0, false
+		}
+		// The command is in parentheses and may hold spaces: fields start
+		// after the last ')'. utime and stime are fields 14 and 15.
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 {
+			return 0, false
+		}
+		f := bytes.Fields(data[i+1:])
+		if len(f) < 13 {
+			return 0, false
+		}
+		for _, s := range f[11:13] {
+			v, err := strconv.ParseInt(string(s), 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			ticks += v
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, true
+}
+
+// findProcesses returns the pids of the processes whose command name is
+// one of names (/proc/<pid>/comm).
+func findProcesses(names ...string) []int {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile("/proc/" + d.Name() + "/comm")
+		if err != nil {
+			continue
+		}
+		name := string(bytes.TrimSpace(comm))
+		for _, n := range names {
+			if name == n {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}

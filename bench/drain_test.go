@@ -46,18 +46,27 @@ func openBenchDB(b *testing.B, name string) *benchDB {
 // lib/pq, "postgres-pgx", "mysql" or "sqlite") with its dialect migrated and
 // a pool of conns connections.
 func openDB(b *testing.B, name string, conns int) (*sql.DB, dialects.Dialect) {
-	var db *sql.DB
+	db, d, _ := openDBDSN(b, name, conns)
+	return db, d
+}
+
+// openDBDSN is openDB that also returns the database's DSN.
+func openDBDSN(b *testing.B, name string, conns int) (*sql.DB, dialects.Dialect, string) {
+	var (
+		db  *sql.DB
+		dsn string
+	)
 	dialect := name
 	switch name {
 	case "postgres":
-		db, _ = testdb.Postgres(b, "postgres")
+		db, dsn = testdb.Postgres(b, "postgres")
 	case "postgres-pgx":
-		db, _ = testdb.Postgres(b, "pgx")
+		db, dsn = testdb.Postgres(b, "pgx")
 		dialect = "postgres"
 	case "mysql":
-		db, _ = testdb.MySQL(b)
+		db, dsn = testdb.MySQL(b)
 	case "sqlite":
-		db, _ = testdb.SQLite(b)
+		db, dsn = testdb.SQLite(b)
 	default:
 		b.Fatalf("unknown database %q (want postgres, postgres-pgx, mysql or sqlite)", name)
 	}
@@ -67,7 +76,7 @@ func openDB(b *testing.B, name string, conns int) (*sql.DB, dialects.Dialect) {
 	}
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	return db, d
+	return db, d, dsn
 }
 
 // seed writes n events round-robin over aggs aggregates, 1000 per

@@ -13,66 +13,14 @@ import (
 	"io"
 	"math"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/jitoutbox/jitoutbox/bench/internal/benchparse"
 )
 
 // result is one benchmark line.
-type result struct {
-	name    string // without the -GOMAXPROCS suffix
-	metrics map[string]float64
-	units   []string // in order of appearance
-}
-
-var procSuffix = regexp.MustCompile(`-\d+$`)
-
-// parse reads benchmark lines and the goos/goarch/cpu header. A benchmark
-// that appears more than once keeps its last line.
-func parse(r io.Reader) (results []*result, header map[string]string, err error) {
-	header = map[string]string{}
-	byName := map[string]*result{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		for _, k := range []string{"goos", "goarch", "cpu"} {
-			if v, ok := strings.CutPrefix(line, k+": "); ok {
-				header[k] = v
-			}
-		}
-		f := strings.Fields(line)
-		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
-			continue
-		}
-		if _, err := strconv.Atoi(f[1]); err != nil {
-			continue
-		}
-		res := &result{name: procSuffix.ReplaceAllString(f[0], ""), metrics: map[string]float64{}}
-		for i := 2; i+1 < len(f); i += 2 {
-			v, err := strconv.ParseFloat(f[i], 64)
-			if err != nil {
-				break
-			}
-			res.metrics[f[i+1]] = v
-			res.units = append(res.units, f[i+1])
-		}
-		if old, ok := byName[res.name]; ok {
-			*old = *res
-			continue
-		}
-		byName[res.name] = res
-		results = append(results, res)
-	}
-	return results, header, sc.Err()
-}
-
-func family(name string) string {
-	if i := strings.IndexByte(name, '/'); i >= 0 {
-		return name[:i]
-	}
-	return name
-}
+type result = benchparse.Result
 
 // skipUnit hides columns that carry no information for these benchmarks.
 func skipUnit(fam, unit string) bool {
@@ -105,7 +53,7 @@ func writeTables(w io.Writer, results []*result) {
 	var fams []string
 	byFam := map[string][]*result{}
 	for _, r := range results {
-		f := family(r.name)
+		f := benchparse.Family(r.Name)
 		if _, ok := byFam[f]; !ok {
 			fams = append(fams, f)
 		}
@@ -115,7 +63,7 @@ func writeTables(w io.Writer, results []*result) {
 		var units []string
 		seen := map[string]bool{}
 		for _, r := range byFam[f] {
-			for _, u := range r.units {
+			for _, u := range r.Units {
 				if !seen[u] && !skipUnit(f, u) {
 					seen[u] = true
 					units = append(units, u)
@@ -124,13 +72,13 @@ func writeTables(w io.Writer, results []*result) {
 		}
 		fmt.Fprintf(w, "\n#### %s\n\n| case | %s |\n|---|%s\n", f, strings.Join(units, " | "), strings.Repeat("---:|", len(units)))
 		for _, r := range byFam[f] {
-			sub := strings.TrimPrefix(strings.TrimPrefix(r.name, f), "/")
+			sub := strings.TrimPrefix(strings.TrimPrefix(r.Name, f), "/")
 			if sub == "" {
 				sub = "(all)"
 			}
 			cells := make([]string, len(units))
 			for i, u := range units {
-				if v, ok := r.metrics[u]; ok {
+				if v, ok := r.Metrics[u]; ok {
 					cells[i] = format(v)
 				}
 			}
@@ -144,15 +92,15 @@ func writeTables(w io.Writer, results []*result) {
 func pick(results []*result, name, unit string) (float64, string, bool) {
 	best, bestName, found := 0.0, "", false
 	for _, r := range results {
-		ok := r.name == name
+		ok := r.Name == name
 		if p, wild := strings.CutSuffix(name, "*"); wild {
-			ok = strings.HasPrefix(r.name, p)
+			ok = strings.HasPrefix(r.Name, p)
 		}
 		if !ok {
 			continue
 		}
-		if v, has := r.metrics[unit]; has && (!found || v > best) {
-			best, bestName, found = v, r.name, true
+		if v, has := r.Metrics[unit]; has && (!found || v > best) {
+			best, bestName, found = v, r.Name, true
 		}
 	}
 	return best, bestName, found
@@ -334,7 +282,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "benchtable:", err)
 			os.Exit(1)
 		}
-		rs, h, err := parse(f)
+		rs, h, err := benchparse.Parse(f)
 		f.Close()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "benchtable:", err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/jitoutbox/jitoutbox/bench/internal/benchparse"
 )
 
 // sample is benchmark output in the shape the benchmarks print; the figures
@@ -20,7 +22,7 @@ BenchmarkCapacity/sqlite-2 	1	0.25 capacity/baseline	0 ns/op
 `
 
 func TestPartitionRows(t *testing.T) {
-	rs, _, err := parse(strings.NewReader(sample))
+	rs, _, err := benchparse.Parse(strings.NewReader(sample))
 	if err != nil {
 		t.Fatal(err)
 	}
