@@ -389,8 +389,24 @@ func TestRunWaitsForTheDatabase(t *testing.T) {
 		t.Fatalf("Run returned while the database was unreachable: %v", err)
 	default:
 	}
-	// The database appears, migrated by someone else.
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The database appears, migrated by someone else: built in another
+	// directory and moved into place at once (a reachable table without
+	// its schema would be ErrSchemaVersion, a different error).
+	ready := filepath.Join(t.TempDir(), "ready")
+	if err := os.MkdirAll(ready, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bdb, err := sql.Open("sqlite", testdb.SQLiteDSN(filepath.Join(ready, "outbox.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, bdb); err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Close(); err != nil { // checkpoints the WAL into outbox.db
+		t.Fatal(err)
+	}
+	if err := os.Rename(ready, dir); err != nil {
 		t.Fatal(err)
 	}
 	mdb, err := sql.Open("sqlite", testdb.SQLiteDSN(path))
@@ -398,9 +414,6 @@ func TestRunWaitsForTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mdb.Close()
-	if err := d.Migrate(ctx, mdb); err != nil {
-		t.Fatal(err)
-	}
 	parts, err := d.Partitions(ctx, mdb)
 	if err != nil {
 		t.Fatal(err)

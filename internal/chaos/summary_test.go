@@ -217,7 +217,13 @@ func (s *summary) failures() []string {
 	}
 	check(s.committed == 0, "no event was committed")
 	check(s.kills < s.want.kills, "%d relay kills, want %d", s.kills, s.want.kills)
-	if survived := s.survived(); len(survived) >= 3 {
+	// The bound holds where an outage stalls delivery only briefly (one
+	// embedded JetStream server restarting, no database restart). In the
+	// other scenarios an outage (a leader election, refused connections, a
+	// database restart) stalls every relay for seconds, and a kill during
+	// one measures the outage: their distribution is reported, not bounded.
+	bounded := strings.HasPrefix(s.broker, "NATS JetStream (one embedded server)") && len(s.restarts) == 0
+	if survived := s.survived(); bounded && len(survived) >= 3 {
 		sorted := slices.Clone(survived)
 		slices.Sort(sorted)
 		p50 := sorted[len(sorted)/2]
