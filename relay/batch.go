@@ -23,6 +23,7 @@ const maxErrorText = 1000
 // the relay owns, and the next read returns them.
 type batchOutcome struct {
 	published []int64
+	parts     []int   // the partition of each published row
 	unblock   []int64 // published rows that had failed before: their retry blocks go
 	failures  []dialects.Failure
 	deadMsgs  []Message
@@ -131,7 +132,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 		rn.marks.push(&markJob{token: token, out: out, recs: recs, hctx: hctx, start: start, failErr: failErr})
 		return held
 	}
-	markErr := rn.writeMark(ctx, token, out.published, out.unblock)
+	markErr := rn.writeMark(ctx, token, out.published, out.parts, out.unblock)
 	if fast {
 		rn.releaseFast(recs)
 	}
@@ -230,6 +231,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 			err := errs[i]
 			if err == nil {
 				out.published = append(out.published, rec.Seq)
+				out.parts = append(out.parts, rec.Partition)
 				if rec.Attempts > 0 {
 					out.unblock = append(out.unblock, rec.Seq)
 				}
@@ -292,7 +294,7 @@ func errorText(err error) string {
 // runs on a context detached from ctx's cancellation, bounded by
 // finishTimeout, so that a stopping relay still marks what the broker
 // confirmed.
-func (rn *run) writeMark(ctx context.Context, token string, published, unblock []int64) error {
+func (rn *run) writeMark(ctx context.Context, token string, published []int64, parts []int, unblock []int64) error {
 	if len(published) == 0 {
 		return nil
 	}
@@ -305,12 +307,18 @@ func (rn *run) writeMark(ctx context.Context, token string, published, unblock [
 	if err != nil {
 		return fmt.Errorf("relay: mark published: %w", err)
 	}
+	// Remembered even when some rows were in partitions the session lost
+	// (the mark left them pending): until the owner sees the loss, the
+	// next reads would return them and publish them again and again.
+	// Remembered rows of a partition are forgotten when the run gains it
+	// (run.apply), so that they are published if the run owns them again.
 	rn.mu.Lock()
-	rn.remember(published)
+	rn.remember(published, parts)
 	rn.mu.Unlock()
 	if n != int64(len(published)) {
 		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
 			"owner", r.cfg.Owner, "published", len(published), "marked", n)
+		signal(rn.own.changeSig) // the owner checks the session now
 	}
 	return nil
 }

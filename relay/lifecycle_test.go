@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -346,4 +350,75 @@ func TestRunRefusesSchemaAndPartitionMismatch(t *testing.T) {
 	if err := e.db.QueryRow("SELECT COUNT(*) FROM " + e.d.Table() + "_relays").Scan(&n); err != nil || n != 0 {
 		t.Fatalf("refused relays left %d relay rows (err %v)", n, err)
 	}
+}
+
+// A relay started while its database cannot be reached does not exit: it
+// logs, retries with back-off, and publishes once the database is there.
+func TestRunWaitsForTheDatabase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not-yet")
+	path := filepath.Join(dir, "outbox.db")
+	db, err := sql.Open("sqlite", testdb.SQLiteDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	d := testdb.NewDialect(t, "sqlite")
+	rec := newRecorder(nil)
+	var logs syncBuffer
+	cfg := testConfig("r1")
+	cfg.RebalanceInterval = 200 * time.Millisecond // the retry's back-off limit
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	r, err := New(db, d, rec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	waitFor(t, 10*time.Second, "a logged retry", func() bool {
+		return strings.Contains(logs.String(), "cannot read the outbox table's partitions; retrying")
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned while the database was unreachable: %v", err)
+	default:
+	}
+	// The database appears, migrated by someone else: built in another
+	// directory and moved into place at once (a reachable table without
+	// its schema would be ErrSchemaVersion, a different error).
+	ready := filepath.Join(t.TempDir(), "ready")
+	if err := os.MkdirAll(ready, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bdb, err := sql.Open("sqlite", testdb.SQLiteDSN(filepath.Join(ready, "outbox.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, bdb); err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Close(); err != nil { // checkpoints the WAL into outbox.db
+		t.Fatal(err)
+	}
+	if err := os.Rename(ready, dir); err != nil {
+		t.Fatal(err)
+	}
+	mdb, err := sql.Open("sqlite", testdb.SQLiteDSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mdb.Close()
+	parts, err := d.Partitions(ctx, mdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := env{db: mdb, d: d, ids: &uuid7.Generator{}, parts: parts}
+	e.insert(t, e.events("a", 0, 2))
+	waitFor(t, 30*time.Second, "published after the database came", func() bool { return rec.published() == 2 })
 }

@@ -113,6 +113,7 @@ func (rn *run) writeMarks() {
 		token := jobs[0].token
 		var group []*markJob
 		var seqs, unblock []int64
+		var parts []int
 		rest := jobs[:0]
 		for _, j := range jobs {
 			if j.token != token {
@@ -121,10 +122,11 @@ func (rn *run) writeMarks() {
 			}
 			group = append(group, j)
 			seqs = append(seqs, j.out.published...)
+			parts = append(parts, j.out.parts...)
 			unblock = append(unblock, j.out.unblock...)
 		}
 		jobs = rest
-		err := rn.writeMark(group[0].hctx, token, seqs, unblock)
+		err := rn.writeMark(group[0].hctx, token, seqs, parts, unblock)
 		for _, j := range group {
 			rn.releaseFast(j.recs)
 			rn.batchEnd(j.hctx, j.start, len(j.recs), j.out, errors.Join(j.failErr, err))

@@ -3,11 +3,14 @@ package relay
 import (
 	"context"
 	"database/sql"
+	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
@@ -119,4 +122,78 @@ func TestHandOverPublishesWhileMarkIsWritten(t *testing.T) {
 		waitFor(t, 10*time.Second, "a/1 published", func() bool { return rec.published() == 5 })
 		rec.check(t)
 	})
+}
+
+// fencedOnce is a dialect whose first Mark changes nothing and reports
+// so, as a fenced mark does when the session lost the partitions.
+type fencedOnce struct {
+	dialects.Dialect
+	mu     sync.Mutex
+	fenced bool
+}
+
+func (f *fencedOnce) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
+	f.mu.Lock()
+	first := !f.fenced
+	f.fenced = true
+	f.mu.Unlock()
+	if first {
+		return 0, nil
+	}
+	return f.Dialect.Mark(ctx, db, m)
+}
+
+// A relay whose mark was fenced off (its session lost the partitions, and
+// it has not seen the loss yet) does not publish those rows again on every
+// read: they are left to the partitions' new owner.
+func TestFencedMarkDoesNotRepublish(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		e.d = &fencedOnce{Dialect: e.d}
+		rec := newRecorder(nil)
+		sig := notify.NewLocal()
+		cfg := testConfig("r1")
+		cfg.Sources = []notify.Source{sig}
+		r := newRelay(t, e, rec, cfg)
+		start(t, r)
+		waitOwnsAll(t, e, r)
+		e.insert(t, e.events("a", 0, 3))
+		sig.Notify()
+		waitFor(t, 10*time.Second, "the first publish", func() bool { return rec.published() >= 3 })
+		for range 5 {
+			sig.Notify()
+			time.Sleep(40 * time.Millisecond) // reads that would publish the rows again have time to
+		}
+		if got := rec.published(); got != 3 {
+			t.Errorf("%d publishes after the fenced mark, want 3 (no republish by the relay that lost them)", got)
+		}
+		rec.check(t)
+	})
+}
+
+// Rows a run published but could not mark are remembered only until the
+// run gains their partition again (a new session after losing it): then
+// its reads publish them, instead of leaving them pending for the rest of
+// the run.
+func TestRegainedPartitionForgetsPublishedRows(t *testing.T) {
+	e := sqliteEnv(t)
+	r := newRelay(t, e, newRecorder(nil), testConfig("r1"))
+	rn := newRun(r, e.parts)
+	rn.active = []int{0, 1}
+	rn.remember([]int64{10, 11}, []int{0, 1})
+	recs := make([]dialects.Record, 2)
+	for i := range recs {
+		recs[i].Seq, recs[i].Partition = int64(10+i), i
+		recs[i].AggregateType, recs[i].AggregateID = "t", strconv.Itoa(i)
+	}
+	var res cycleResult
+	if got := rn.keep(slices.Clone(recs), nil, &res); len(got) != 0 {
+		t.Fatalf("kept %v, want none: both were published", got)
+	}
+	rn.endRead()
+	rn.apply(ownUpdate{active: []int{1}, token: "s1", done: make(chan struct{})})    // partition 0 lost
+	rn.apply(ownUpdate{active: []int{0, 1}, token: "s2", done: make(chan struct{})}) // and taken again
+	got := rn.keep(slices.Clone(recs), nil, &res)
+	if len(got) != 1 || got[0].Seq != 10 {
+		t.Fatalf("kept %v after partition 0 was taken again, want seq 10 only", got)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -65,7 +66,8 @@ func (r *Relay) Dialect() dialects.Dialect { return r.d }
 // if the relay is already running (ErrRunning), the table's schema is not at
 // this version or its partition count differs from the dialect's
 // (dialects.ErrSchemaVersion, dialects.ErrPartitionMismatch), or a Source
-// cannot be listened to. On stop, the batch in flight is finished (events
+// cannot be listened to. A database that cannot be reached at start (down,
+// restarting) is not an error: Run logs it and retries with back-off. On stop, the batch in flight is finished (events
 // the broker confirmed are marked) and the relay's partitions are released,
 // so that other relays take them at once. No goroutine started by Run
 // outlives it.
@@ -75,12 +77,12 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	defer r.running.Store(false)
 
-	parts, err := r.d.Partitions(ctx, r.db)
+	parts, err := r.partitions(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return fmt.Errorf("relay: %w", err)
+		return err
+	}
+	if ctx.Err() != nil {
+		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -133,6 +135,36 @@ func (r *Relay) Run(ctx context.Context) error {
 	<-marksDone
 	close(rn.loopDone) // both lanes are done and marked: the owner may end the session
 	return nil
+}
+
+// partitions reads the table's partition count. A schema that is not at
+// this version, or a partition count that differs from the dialect's, is
+// an error returned at once; any other failure (the database is down or
+// restarting) is logged and retried with back-off until it succeeds or ctx
+// ends (then it returns 0 and nil).
+func (r *Relay) partitions(ctx context.Context) (int, error) {
+	var wait time.Duration
+	for {
+		parts, err := r.d.Partitions(ctx, r.db)
+		switch {
+		case err == nil:
+			return parts, nil
+		case ctx.Err() != nil:
+			return 0, nil
+		case errors.Is(err, dialects.ErrSchemaVersion), errors.Is(err, dialects.ErrPartitionMismatch):
+			return 0, fmt.Errorf("relay: %w", err)
+		}
+		wait = nextTroubleDelay(wait, r.cfg.RebalanceInterval)
+		r.cfg.Logger.ErrorContext(ctx, "jitoutbox relay: cannot read the outbox table's partitions; retrying",
+			"owner", r.cfg.Owner, "err", err, "retry_in", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, nil
+		case <-t.C:
+		}
+	}
 }
 
 // lazySource is notify.LazySource, named here to keep the import list of

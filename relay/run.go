@@ -48,8 +48,8 @@ type run struct {
 
 	// Shared by the read lane (the publish loop) and the hand-over lane.
 	mu        sync.Mutex
-	token     string // the session's fencing token
-	recent    map[int64]struct{}
+	token     string        // the session's fencing token
+	recent    map[int64]int // published seq -> partition
 	recentQ   []int64
 	trouble   time.Duration // current outage/db-error back-off, 0 when healthy
 	inOutage  bool
@@ -68,7 +68,7 @@ type run struct {
 
 func newRun(r *Relay, parts int) *run {
 	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
-		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]int),
+		recent: make(map[int64]int), readAggs: make(map[string]bool), fastAggs: make(map[string]int),
 		marks: newMarkQueue()}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
@@ -106,10 +106,10 @@ func (res *cycleResult) retryNoLaterThan(t time.Time) {
 // apply takes an ownership update (between batches) and publishes the set
 // to the hand-over. It reports whether partitions were gained.
 func (rn *run) apply(u ownUpdate) bool {
-	gained := false
+	var gained []int
 	for _, p := range u.active {
 		if _, ok := slices.BinarySearch(rn.active, p); !ok {
-			gained = true
+			gained = append(gained, p)
 		}
 	}
 	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first,
@@ -117,11 +117,12 @@ func (rn *run) apply(u ownUpdate) bool {
 	rn.active = u.active
 	rn.mu.Lock()
 	rn.token = u.token
+	rn.forget(gained)
 	rn.mu.Unlock()
 	rn.r.hand.setOwned(rn.active)
 	rn.fastBatch.Unlock()
 	close(u.done)
-	return gained
+	return len(gained) > 0
 }
 
 // applyPending applies an update waiting on the channel, if any.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -242,10 +243,14 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	var v sql.NullInt64
 	var version string
 	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v, &version); err != nil {
-		if ctx.Err() != nil {
-			return 0, fmt.Errorf("jitoutbox/mysql: read partition count: %w", err)
+		// Error 1146: no such table; 1054: unknown column. Anything else
+		// (the server is down) is not the schema's fault, and the relay
+		// retries it.
+		if msg := err.Error(); ctx.Err() == nil && (errors.Is(err, sql.ErrNoRows) ||
+			strings.Contains(msg, "Error 1146") || strings.Contains(msg, "Error 1054")) {
+			return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
 		}
-		return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
+		return 0, fmt.Errorf("jitoutbox/mysql: read partition count: %w", err)
 	}
 	if strings.Contains(strings.ToLower(version), "mariadb") {
 		d.server.CompareAndSwap(serverUnknown, serverMariaDB)

@@ -178,10 +178,13 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	var n int
 	var v sql.NullInt64
 	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v); err != nil {
-		if ctx.Err() != nil {
-			return 0, fmt.Errorf("jitoutbox/postgres: read partition count: %w", err)
+		// SQLSTATE class 42: a table, column or function of this version
+		// is missing. Anything else (the server is down) is not the
+		// schema's fault, and the relay retries it.
+		if ctx.Err() == nil && (errors.Is(err, sql.ErrNoRows) || strings.HasPrefix(sqlkit.SQLState(err), "42")) {
+			return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
 		}
-		return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
+		return 0, fmt.Errorf("jitoutbox/postgres: read partition count: %w", err)
 	}
 	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
 }

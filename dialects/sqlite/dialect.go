@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"embed"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -200,10 +201,13 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	var n int
 	var v sql.NullInt64
 	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v); err != nil {
-		if ctx.Err() != nil {
-			return 0, fmt.Errorf("jitoutbox/sqlite: read partition count: %w", err)
+		// A missing table or column is the schema's; anything else (a
+		// locked or unreadable file) is not, and the relay retries it.
+		if msg := err.Error(); ctx.Err() == nil && (errors.Is(err, sql.ErrNoRows) ||
+			strings.Contains(msg, "no such table") || strings.Contains(msg, "no such column")) {
+			return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
 		}
-		return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
+		return 0, fmt.Errorf("jitoutbox/sqlite: read partition count: %w", err)
 	}
 	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
 }

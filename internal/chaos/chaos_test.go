@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
@@ -20,11 +18,22 @@ import (
 // session lock, so a killed relay's partitions move when its connection
 // closes; the lease only matters on lease dialects.
 const (
-	relayLease   = "3s"
-	relayPublish = "2s"
-	relayPoll    = "1s"
-	relayBatch   = "100"
+	relayLease   = 3 * time.Second
+	relayPublish = 2 * time.Second
+	relayPoll    = time.Second
+	relayBatch   = 100
 )
+
+// A broker or database outage lasts between minOutage and maxOutage.
+const (
+	minOutage = 500 * time.Millisecond
+	maxOutage = 3 * time.Second
+)
+
+// outageLength draws an outage's length, in whole milliseconds.
+func outageLength(rng *rand.Rand) time.Duration {
+	return minOutage + time.Duration(rng.IntN(int((maxOutage-minOutage)/time.Millisecond)))*time.Millisecond
+}
 
 func TestChaos(t *testing.T) {
 	s := sizeFromFlags()
@@ -34,19 +43,30 @@ func TestChaos(t *testing.T) {
 	if s.seed == 0 {
 		s.seed = time.Now().UnixNano()
 	}
-	t.Run("postgres", func(t *testing.T) { runChaos(t, s, postgresTarget) })
-	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, mysqlTarget) })
+	t.Run("postgres", func(t *testing.T) { runChaos(t, s, newJetStream, postgresTarget) })
+	t.Run("mariadb", func(t *testing.T) { runChaos(t, s, newJetStream, mysqlTarget) })
 }
 
-func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
-	srv := testnats.Server(t)
-	nc := testnats.Connect(t, srv.URL)
-	js, err := jetstream.New(nc)
+// runChaos runs the harness once: open sets up the database (it skips when
+// the database's variable is unset), brokerOf makes the broker the relays
+// publish to.
+func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(*testing.T) target) {
+	tg := open(t) // skips when the database's variable is unset
+	br := brokerOf(t)
+	wakeURL := br.natsURL()
+	if wakeURL == "" {
+		// Not a NATS broker: an embedded server carries the wakes of
+		// databases without LISTEN/NOTIFY; no fault touches it.
+		wakeURL = testnats.Server(t).URL
+	}
+	notifier, err := tg.wake(testnats.Connect(t, wakeURL))
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream, prefix := testnats.Stream(t, js)
-	tg := open(t, nc) // skips when the database's variable is unset
+
+	if s.dbRestarts > 0 && tg.server == nil {
+		t.Fatal("chaos: database restarts need a database server the run owns")
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -62,23 +82,27 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		_ = tg.notifier.Run(ctx)
+		_ = notifier.Run(ctx)
 	}()
-	ob, err := txoutbox.New(tg.db, tg.dialect, txoutbox.WithNotifier(tg.notifier))
+	ob, err := txoutbox.New(tg.db, tg.dialect, txoutbox.WithNotifier(notifier))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	rec := newRecorder()
-	stopConsumer, err := rec.consume(ctx, stream)
+	stopConsumer, err := br.consume(ctx, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stopConsumer)
 
-	base := []string{"-publisher", "jetstream", "-nats", srv.URL, "-subject-prefix", prefix,
-		"-poll", relayPoll, "-lease", relayLease, "-publish-timeout", relayPublish, "-batch", relayBatch,
-		"-log-level", "info", "-log-format", "json"}
+	base := append([]string{"-nats", wakeURL}, br.relayArgs()...)
+	base = append(base, "-poll", relayPoll.String(), "-lease", relayLease.String(), "-publish-timeout", relayPublish.String(),
+		"-batch", strconv.Itoa(relayBatch),
+		"-log-level", "info", "-log-format", "json")
+	if s.rebalance > 0 {
+		base = append(base, "-rebalance", s.rebalance.String())
+	}
 	base = append(base, tg.relayArgs...)
 	relays := newFleet(t, s.relays, func(slot, gen int) []string {
 		return append(append([]string(nil), base...), "-nats-name", fmt.Sprintf("jitchaos-relay-%d-%d", slot, gen),
@@ -89,6 +113,7 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 		t.Fatal(err)
 	}
 	var kills []killRec
+	var restarts []restartRec
 
 	rng := rand.New(rand.NewPCG(uint64(s.seed), 0))
 	start := time.Now()
@@ -96,7 +121,7 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	var pwg sync.WaitGroup
 	prodDone := make(chan struct{})
 	for i := range s.producers {
-		p := newProducer(i, ob, tg.db, tg.bind, s, s.seed, led, start)
+		p := newProducer(i, ob, tg.db, tg.bind, s, s.seed, led, start, tg.server != nil)
 		pwg.Add(1)
 		go func() {
 			defer pwg.Done()
@@ -110,7 +135,7 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	t.Cleanup(func() { cancel(); <-prodDone })
 
 	// Fire the faults as the producers reach each one's point.
-	sum := summary{name: t.Name(), seed: s.seed}
+	sum := summary{name: t.Name(), seed: s.seed, broker: br.name()}
 	for _, a := range schedule(s, rng) {
 		waitProgress(led, a.at, prodDone, relays)
 		relays.check()
@@ -119,24 +144,12 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 			// The victim is a relay that owns partitions, when one does: a
 			// relay that joined after a failover owns nothing until a
 			// survivor's next rebalance (cmd/jitoutbox-relay: 30 s).
-			slots := []int{ownerSlot(ctx, t, tg, relays, rng)}
+			slots := []int{ownerSlot(ctx, t, tg, relays, rng, -1)}
 			if rng.IntN(4) == 0 { // sometimes every relay at once
-				slots = slots[:0]
-				for i := range s.relays {
-					slots = append(slots, i)
-				}
+				slots = relays.live()
 			}
 			pause(ctx, time.Duration(rng.IntN(300))*time.Millisecond)
-			var owners []string
-			for _, i := range slots {
-				owners = append(owners, owner(i, relays.gen[i]))
-			}
-			parts, err := ownedBy(ctx, tg.db, tg.dialect.Table(), tg.bind, owners)
-			if err != nil {
-				t.Fatal(err)
-			}
-			relays.kill(slots...)
-			kills = append(kills, killRec{at: time.Now(), parts: parts, all: len(slots) == s.relays})
+			kills = append(kills, killSlots(ctx, t, tg, relays, slots, ""))
 			pause(ctx, time.Duration(rng.IntN(1500))*time.Millisecond)
 			relays.restartKilled(slots...)
 		case "churn":
@@ -144,20 +157,39 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 			// released and taken by the others at once) and a new one
 			// joins (it takes free partitions and waits for the others to
 			// release their surplus).
-			slot := rng.IntN(s.relays)
+			live := relays.live()
+			slot := live[rng.IntN(len(live))]
 			relays.leave(slot)
 			pause(ctx, time.Duration(rng.IntN(1500))*time.Millisecond)
 			relays.restartKilled(slot)
+		case "join", "leave":
+			kills = append(kills, membership(ctx, t, tg, relays, rng, a.kind, s))
 		case "cut":
-			n, err := tg.cutter.cut(ctx)
-			if err != nil {
-				t.Fatal(err)
+			// Right after a database restart the relays may not have
+			// reconnected yet: wait (a bounded while) for connections to
+			// cut.
+			var n int
+			for try := 0; ; try++ {
+				var err error
+				if n, err = tg.cutter.cut(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if n > 0 || try == 50 {
+					break
+				}
+				pause(ctx, 200*time.Millisecond)
 			}
 			sum.cuts++
 			sum.cutConns += n
 		case "broker":
-			brokerOutage(ctx, t, srv, 500*time.Millisecond+time.Duration(rng.IntN(2500))*time.Millisecond)
+			what := br.outage(ctx, t, outageLength(rng), rng)
 			sum.brokerRestarts++
+			sum.outages = append(sum.outages, what)
+		case "db":
+			// Alternately a fast shutdown and a SIGKILL, then a start on
+			// the same port and data; the relays must recover by
+			// themselves.
+			restarts = append(restarts, restartDB(ctx, t, tg, relays, len(restarts)%2 == 1, outageLength(rng)))
 		}
 	}
 	<-prodDone
@@ -202,21 +234,34 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	}
 	sum.drainTime = time.Since(drainStart)
 
-	// The stream must hold exactly what the consumer saw (a duplicate that
-	// reached the stream after the catch-up shows up here too).
-	sum.streamMsgs = waitStreamSeen(ctx, stream, rec, 15*time.Second)
+	// The broker must hold exactly what the consumer saw (a duplicate that
+	// reached it after the catch-up shows up here too), where it can tell.
+	sum.streamMsgs, sum.streamCounted, sum.storedErr = waitStoredSeen(ctx, br, rec, 15*time.Second)
 
 	for _, err := range relays.stop() {
 		sum.stopErrors = append(sum.stopErrors, err.Error())
 	}
 	sum.kills = relays.kills
 	sum.leaves = relays.leaves
+	sum.joins, sum.departures = relays.joins, relays.departures
+	// A database restart ends every relay's ownership, as a cut does.
+	maxFleet := s.relays
+	if s.members > 0 {
+		maxFleet += 2 // see membership
+	}
+	sum.maxDup = br.maxDuplicates(faults{kills: sum.kills, leaves: sum.leaves + sum.departures, cuts: sum.cuts + len(restarts),
+		outages: sum.brokerRestarts, relays: maxFleet, batch: relayBatch, maxDown: maxOutage, publishTimeout: relayPublish})
 	sum.stopErrors = append(sum.stopErrors, relays.leaveErrs...)
-	sum.failOne, sum.failAll = failovers(kills, nparts, led, rec)
+	sum.failOne, sum.failAll, sum.failChurn = failovers(kills, nparts, led, rec)
+	sum.restarts = stalls(restarts, led, rec)
 	sum.relayExits = relays.unexpected
 	sum.exitDetails = relays.exits
 	sum.relaysStarted = len(relays.all)
 	sum.outageLogs = relays.logCount("broker outage")
+	sum.durabilityWarns = relays.logCount("cannot guarantee at-least-once")
+	sum.mustBeDurable = br.durable()
+	sum.preflightFailed = relays.logCount("publisher preflight failed")
+	sum.durabilityChecked = relays.logCount("stream durability checked")
 	sum.dbErrorLogs = relays.logCount(`"level":"WARN"`)
 	sum.logKinds = relays.warnKinds()
 	for _, p := range relays.all {
@@ -237,27 +282,31 @@ func runChaos(t *testing.T, s size, open func(*testing.T, *nats.Conn) target) {
 	}
 }
 
-// waitStreamSeen waits (polling, with a deadline) until the consumer has
-// seen as many distinct stream sequences as the stream holds, and returns
-// the stream's message count.
-func waitStreamSeen(ctx context.Context, stream jetstream.Stream, rec *recorder, limit time.Duration) uint64 {
+// waitStoredSeen waits (polling, with a deadline) until the consumer has
+// seen as many distinct broker positions as the broker holds, and returns
+// the broker's message count; ok is false when the broker cannot count;
+// errText is the broker's last error when it did not answer by the deadline.
+func waitStoredSeen(ctx context.Context, br broker, rec *recorder, limit time.Duration) (n uint64, ok bool, errText string) {
 	deadline := time.Now().Add(limit)
-	var msgs uint64
 	for {
-		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		info, err := stream.Info(ictx)
-		cancel()
+		msgs, ok, err := br.stored(ctx)
 		if err == nil {
-			msgs = info.State.Msgs
+			if !ok {
+				return 0, false, ""
+			}
+			n = msgs
 			rec.mu.Lock()
-			seen := uint64(len(rec.streamSeqs))
+			seen := uint64(len(rec.positions))
 			rec.mu.Unlock()
 			if seen >= msgs {
-				return msgs
+				return msgs, true, ""
 			}
 		}
 		if time.Now().After(deadline) {
-			return msgs
+			if err != nil {
+				return n, true, err.Error()
+			}
+			return n, true, ""
 		}
 		pause(ctx, 100*time.Millisecond)
 	}

@@ -20,6 +20,26 @@ type killRec struct {
 	// all: every relay was killed at once, so the partitions wait for a
 	// restarted relay, not for a survivor.
 	all bool
+	// during: the kill hit while another relay joined or left ("join",
+	// "leave"; "" otherwise).
+	during string
+}
+
+// killSlots SIGKILLs the relays in slots and returns the record of the
+// kill, with the partitions they owned just before.
+func killSlots(ctx context.Context, t *testing.T, tg target, f *fleet, slots []int, during string) killRec {
+	t.Helper()
+	var owners []string
+	for _, i := range slots {
+		owners = append(owners, owner(i, f.gen[i]))
+	}
+	parts, err := ownedBy(ctx, tg.db, tg.dialect.Table(), tg.bind, owners)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := len(slots) == len(f.live())
+	f.kill(slots...)
+	return killRec{at: time.Now(), parts: parts, all: all, during: during}
 }
 
 // owner is the -owner of the relay in slot at generation gen; a session's
@@ -52,11 +72,12 @@ func ownedBy(ctx context.Context, db *sql.DB, table string, bind func(int) strin
 	return parts, nil
 }
 
-// ownerSlot picks a random slot among the relays that own partitions, or
-// any slot if none does.
-func ownerSlot(ctx context.Context, t *testing.T, tg target, f *fleet, rng *rand.Rand) int {
+// ownerSlot picks a random slot among the live relays that own
+// partitions, or any live slot if none does; never the slot not.
+func ownerSlot(ctx context.Context, t *testing.T, tg target, f *fleet, rng *rand.Rand, not int) int {
 	var owning []int
-	for i := range f.procs {
+	live := slices.DeleteFunc(f.live(), func(i int) bool { return i == not })
+	for _, i := range live {
 		parts, err := ownedBy(ctx, tg.db, tg.dialect.Table(), tg.bind, []string{owner(i, f.gen[i])})
 		if err != nil {
 			t.Fatal(err)
@@ -66,7 +87,7 @@ func ownerSlot(ctx context.Context, t *testing.T, tg target, f *fleet, rng *rand
 		}
 	}
 	if len(owning) == 0 {
-		return rng.IntN(len(f.procs))
+		return live[rng.IntN(len(live))]
 	}
 	return owning[rng.IntN(len(owning))]
 }
@@ -83,7 +104,7 @@ const stallWindow = 2 * time.Second
 // waits include the time to commit and publish, and any fault that hit at
 // the same moment (a connection cut, a broker restart): an upper bound of
 // the ownership failover.
-func failovers(kills []killRec, nparts int, l *ledger, r *recorder) (one, all []time.Duration) {
+func failovers(kills []killRec, nparts int, l *ledger, r *recorder) (one, all, churn []time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	r.mu.Lock()
@@ -116,13 +137,16 @@ func failovers(kills []killRec, nparts int, l *ledger, r *recorder) (one, all []
 		if !seen {
 			continue
 		}
-		if k.all {
+		switch {
+		case k.all:
 			all = append(all, worst)
-		} else {
+		case k.during != "":
+			churn = append(churn, worst)
+		default:
 			one = append(one, worst)
 		}
 	}
-	return one, all
+	return one, all, churn
 }
 
 // distribution formats n, p50, p90 and max of ds.

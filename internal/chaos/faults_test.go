@@ -14,16 +14,19 @@ import (
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 )
 
-// fleet is the relay processes, each slot restarted after a kill.
+// fleet is the relay processes, each slot restarted after a kill. Slots
+// are added by joins and emptied (nil) by leaves without replacement.
 type fleet struct {
 	t     *testing.T
 	args  func(slot, generation int) []string
-	procs []*relayproc.Process
+	procs []*relayproc.Process // nil: the slot's relay left for good
 	gen   []int
 	all   []*relayproc.Process // every process ever started, for the logs
 
 	kills      int // processes killed with SIGKILL
 	leaves     int // processes stopped with SIGTERM and replaced (churn)
+	joins      int // relays added to the fleet
+	departures int // relays stopped with SIGTERM and not replaced
 	leaveErrs  []string
 	unexpected int // processes that exited without being killed
 	exits      []string
@@ -44,6 +47,28 @@ func (f *fleet) start(i int) {
 	f.all = append(f.all, p)
 }
 
+// live returns the slots that have a relay (running, or killed and about
+// to be restarted).
+func (f *fleet) live() []int {
+	var out []int
+	for i, p := range f.procs {
+		if p != nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// add starts a relay in a new slot and returns the slot.
+func (f *fleet) add() int {
+	f.procs = append(f.procs, nil)
+	f.gen = append(f.gen, 0)
+	i := len(f.procs) - 1
+	f.start(i)
+	f.joins++
+	return i
+}
+
 // kill SIGKILLs the relays in slots.
 func (f *fleet) kill(slots ...int) {
 	for _, i := range slots {
@@ -56,6 +81,9 @@ func (f *fleet) kill(slots ...int) {
 // must survive database and broker outages.
 func (f *fleet) check() {
 	for i, p := range f.procs {
+		if p == nil {
+			continue
+		}
 		select {
 		case <-p.Done():
 			f.unexpected++
@@ -70,9 +98,17 @@ func (f *fleet) check() {
 	}
 }
 
+// started waits (up to 15 s) until the relay in slot has logged its start,
+// which it does after installing its SIGTERM handler: a SIGTERM sent before
+// that would end the process with the default action, not stop it cleanly.
+func (f *fleet) started(slot int) {
+	_ = f.procs[slot].Log.Wait(15*time.Second, 1, "jitoutbox-relay starting")
+}
+
 // leave stops the relay in slot with SIGTERM: it must exit cleanly,
 // releasing its partitions. Start the slot again with restartKilled.
 func (f *fleet) leave(slot int) {
+	f.started(slot)
 	if err := f.procs[slot].Stop(15 * time.Second); err != nil {
 		f.leaveErrs = append(f.leaveErrs, fmt.Sprintf("relay slot %d generation %d leaving: %v", slot, f.gen[slot], err))
 	}
@@ -90,6 +126,10 @@ func (f *fleet) restartKilled(slots ...int) {
 func (f *fleet) stop() []error {
 	var errs []error
 	for i, p := range f.procs {
+		if p == nil {
+			continue
+		}
+		f.started(i)
 		if err := p.Stop(15 * time.Second); err != nil {
 			errs = append(errs, fmt.Errorf("relay slot %d: %w", i, err))
 		}
@@ -167,7 +207,7 @@ func (c mysqlCutter) cut(ctx context.Context) (int, error) {
 
 // action is one fault, fired when the producers have handed out at events.
 type action struct {
-	kind string // "kill", "churn", "cut", "broker"
+	kind string // "kill", "churn", "cut", "broker", "db", "join", "leave"
 	at   int64
 }
 
@@ -186,6 +226,12 @@ func schedule(s size, rng *rand.Rand) []action {
 	}
 	for range s.restarts {
 		acts = append(acts, action{kind: "broker"})
+	}
+	for range s.dbRestarts {
+		acts = append(acts, action{kind: "db"})
+	}
+	for i := range s.members {
+		acts = append(acts, action{kind: []string{"join", "leave"}[i%2]})
 	}
 	rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
 	for i := range acts {

@@ -39,8 +39,9 @@ type ledger struct {
 	txCommit   int
 	txRollback int
 	critical   int
-	errs       []error // unexpected producer errors (first few)
-	nErrs      int
+	failed     errCount // unexpected producer errors
+	// Errors of a database the run restarts: the transaction is retried.
+	retried errCount
 
 	reserved atomic.Int64 // events handed out to producers
 }
@@ -50,12 +51,32 @@ func newLedger() *ledger {
 		uncertain: map[string][]string{}, uncertainE: map[string]evRef{}}
 }
 
-func (l *ledger) fail(err error) {
+// errCount counts errors and keeps the first few.
+type errCount struct {
+	n     int
+	first []error
+}
+
+func (c *errCount) add(err error) {
+	c.n++
+	if len(c.first) < 5 {
+		c.first = append(c.first, err)
+	}
+}
+
+// fail records an unexpected producer error.
+func (l *ledger) fail(err error) { l.note(err, false) }
+
+// note records a producer error: one after which the transaction is
+// retried (the database is being restarted) with retried, else an
+// unexpected one.
+func (l *ledger) note(err error, retried bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.nErrs++
-	if len(l.errs) < 5 {
-		l.errs = append(l.errs, err)
+	if retried {
+		l.retried.add(err)
+	} else {
+		l.failed.add(err)
 	}
 }
 
@@ -74,10 +95,13 @@ type producer struct {
 	total    int64
 	duration time.Duration
 	start    time.Time
+	// retry: errors before Commit are expected (the run restarts the
+	// database) and the transaction is tried again.
+	retry bool
 }
 
-func newProducer(id int, ob *txoutbox.Outbox, db *sql.DB, bind func(int) string, s size, seed int64, l *ledger, start time.Time) *producer {
-	p := &producer{id: id, ob: ob, db: db, bind: bind, next: map[string]int64{}, ledger: l,
+func newProducer(id int, ob *txoutbox.Outbox, db *sql.DB, bind func(int) string, s size, seed int64, l *ledger, start time.Time, retry bool) *producer {
+	p := &producer{id: id, ob: ob, db: db, bind: bind, next: map[string]int64{}, ledger: l, retry: retry,
 		rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), total: int64(s.events), duration: s.duration, start: start}
 	for a := id; a < s.aggregates; a += s.producers {
 		p.aggs = append(p.aggs, fmt.Sprintf("a%04d", a))
@@ -96,8 +120,20 @@ func (p *producer) run(ctx context.Context) {
 		if !p.pace(ctx, end) {
 			return
 		}
-		p.one(ctx, n)
+		for p.one(ctx, n) && ctx.Err() == nil {
+			pause(ctx, 50*time.Millisecond) // the database is down: try again
+		}
 	}
+}
+
+// failed handles an error before Commit: with retry, it is recorded and
+// one reports true (try again); otherwise it is a producer failure.
+func (p *producer) failed(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	p.ledger.note(err, p.retry)
+	return p.retry
 }
 
 // pace waits until the run's schedule reaches event number end (spreading
@@ -126,8 +162,9 @@ func (p *producer) pace(ctx context.Context, end int64) bool {
 }
 
 // one runs one transaction with n events: 10% are rolled back on purpose,
-// 20% are time-critical.
-func (p *producer) one(ctx context.Context, n int) {
+// 20% are time-critical. It reports whether the transaction failed before
+// Commit and is to be tried again.
+func (p *producer) one(ctx context.Context, n int) (again bool) {
 	agg := p.aggs[p.rng.IntN(len(p.aggs))]
 	rollback := p.rng.IntN(10) == 0
 	var opts []txoutbox.TxOption
@@ -138,19 +175,13 @@ func (p *producer) one(ctx context.Context, n int) {
 	txID := fmt.Sprintf("p%d-%d-%s", p.id, p.next[agg], agg)
 	tx, err := p.ob.Begin(ctx, nil, opts...)
 	if err != nil {
-		if ctx.Err() == nil {
-			p.ledger.fail(fmt.Errorf("begin: %w", err))
-		}
-		return
+		return p.failed(ctx, fmt.Errorf("begin: %w", err))
 	}
 	defer tx.Rollback()
 	txID = fmt.Sprintf("%s-%d", txID, p.rng.Int64())
 	q := fmt.Sprintf("INSERT INTO chaos_orders (tx_id, agg, events) VALUES (%s, %s, %s)", p.bind(1), p.bind(2), p.bind(3))
 	if _, err := tx.ExecContext(ctx, q, txID, agg, n); err != nil {
-		if ctx.Err() == nil {
-			p.ledger.fail(fmt.Errorf("business row: %w", err))
-		}
-		return
+		return p.failed(ctx, fmt.Errorf("business row: %w", err))
 	}
 	ids := make([]string, 0, n)
 	refs := make([]evRef, 0, n)
@@ -159,8 +190,8 @@ func (p *producer) one(ctx context.Context, n int) {
 		body, _ := json.Marshal(payload{Agg: agg, Seq: seq, Tx: txID})
 		id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: agg, EventType: "order.changed", Payload: body})
 		if err != nil {
-			p.ledger.fail(fmt.Errorf("add: %w", err))
-			return
+			p.ledger.fail(fmt.Errorf("add: %w", err)) // no database involved: never expected
+			return false
 		}
 		ids = append(ids, id)
 		refs = append(refs, evRef{agg: agg, seq: seq, tx: txID})
@@ -168,7 +199,9 @@ func (p *producer) one(ctx context.Context, n int) {
 	l := p.ledger
 	if rollback {
 		if err := tx.Rollback(); err != nil {
-			l.fail(fmt.Errorf("rollback: %w", err))
+			// A rollback that fails (the connection died with the
+			// database) leaves the transaction rolled back all the same.
+			l.note(fmt.Errorf("rollback: %w", err), p.retry)
 		}
 		l.mu.Lock()
 		for i, id := range ids {
@@ -176,7 +209,7 @@ func (p *producer) one(ctx context.Context, n int) {
 		}
 		l.txRollback++
 		l.mu.Unlock()
-		return // the numbers are reused by the next transaction
+		return false // the numbers are reused by the next transaction
 	}
 	err = tx.Commit()
 	p.next[agg] += int64(n) // an uncertain commit leaves a gap, never a reuse
@@ -189,7 +222,7 @@ func (p *producer) one(ctx context.Context, n int) {
 		for i, id := range ids {
 			l.uncertainE[id] = refs[i]
 		}
-		return
+		return false
 	}
 	now := time.Now()
 	for i, id := range ids {
@@ -200,6 +233,7 @@ func (p *producer) one(ctx context.Context, n int) {
 	if critical {
 		l.critical++
 	}
+	return false
 }
 
 // resolve moves the events of uncertain transactions (Commit returned an

@@ -8,13 +8,6 @@ import (
 	"time"
 )
 
-// maxDuplicates bounds the duplicates the consumer may see. JetStream drops a
-// re-published event (same Nats-Msg-Id) inside the stream's duplicate window
-// (2 minutes here), and every re-publish in this harness happens within
-// seconds (a lease of 3 s, outages of at most 3 s), so the expected number
-// is zero; anything else is a defect to explain.
-const maxDuplicates = 0
-
 // maxFailoverP50 bounds the median failover after the SIGKILL of one relay
 // while others run (target: p50 <= 1 s on PostgreSQL and MariaDB, where
 // ownership is a session lock); generous for a noisy two-core machine, and
@@ -23,14 +16,18 @@ const maxFailoverP50 = 5 * time.Second
 
 // summary is what one run did and found.
 type summary struct {
-	name string
-	seed int64
+	name   string
+	seed   int64
+	broker string
+	maxDup int // bound on duplicates, from the broker
 
 	txCommitted, txRolledBack, critical int
 	uncertainCommitted                  int
 	uncertainRolledBack                 int
 	producerErrors                      int
 	producerErrorList                   []error
+	producerRetries                     int
+	producerRetryList                   []error
 
 	committed       int // events
 	rolledBackEv    int
@@ -47,15 +44,25 @@ type summary struct {
 	orderExamples   []string
 	badMessages     int
 	streamMsgs      uint64
+	streamCounted   bool   // the broker counted its messages (streamMsgs)
+	storedErr       string // the broker's count failed until the deadline
 	streamSeen      int
 
 	kills, relaysStarted, relayExits int
 	leaves                           int
 	failOne, failAll                 []time.Duration // failover per kill (one relay / every relay)
+	failChurn                        []time.Duration // failover per kill during a join or leave
+	joins, departures                int
 	exitDetails                      []string
 	cuts, cutConns                   int
+	restarts                         []restartStall // database restarts
 	brokerRestarts                   int
+	outages                          []string // what each broker outage did
 	outageLogs, dbErrorLogs          int
+	durabilityWarns                  int  // relay log lines: the broker cannot guarantee at-least-once
+	mustBeDurable                    bool // durabilityWarns must be 0
+	preflightFailed                  int  // relays whose start-up check could not run (no stream leader yet)
+	durabilityChecked                int  // relays whose start-up check ran (natspub logs what it checked)
 	stopErrors                       []string
 	secretLeaks                      int
 	dataRaces, panics                int
@@ -76,11 +83,12 @@ func (s *summary) fill(l *ledger, r *recorder) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s.txCommitted, s.txRolledBack, s.critical = l.txCommit+s.uncertainCommitted, l.txRollback, l.critical
-	s.producerErrors, s.producerErrorList = l.nErrs, l.errs
+	s.producerErrors, s.producerErrorList = l.failed.n, l.failed.first
+	s.producerRetries, s.producerRetryList = l.retried.n, l.retried.first
 	s.committed, s.rolledBackEv = len(l.committed), len(l.rolledBack)
 	s.deliveries, s.redeliveries, s.badMessages = r.deliveries, r.redeliv, r.bad
 	s.orderViolations, s.orderExamples = r.violations, r.examples
-	s.streamSeen = len(r.streamSeqs)
+	s.streamSeen = len(r.positions)
 	for id, ref := range l.committed {
 		if r.count[id] == 0 {
 			s.missing++
@@ -111,10 +119,14 @@ func (s *summary) String() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	p("==== chaos summary: %s (seed %d) ====", s.name, s.seed)
+	p("broker                        %s", s.broker)
 	p("transactions committed        %d (time-critical %d; Commit error but committed %d, rolled back %d)",
 		s.txCommitted, s.critical, s.uncertainCommitted, s.uncertainRolledBack)
 	p("transactions rolled back      %d (on purpose)", s.txRolledBack)
 	p("producer errors               %d", s.producerErrors)
+	if s.want.dbRestarts > 0 {
+		p("producer retries              %d (errors before Commit while the database restarted; tried again)", s.producerRetries)
+	}
 	p("events committed              %d", s.committed)
 	p("events rolled back            %d", s.rolledBackEv)
 	p("deliveries (consumer)         %d", s.deliveries)
@@ -123,24 +135,59 @@ func (s *summary) String() string {
 	p("delivered from rolled back    %d (must be 0)", s.fromRolledBack)
 	p("unknown events delivered      %d (must be 0)", s.unknown)
 	p("order violations (first dlv.) %d (must be 0)", s.orderViolations)
-	p("duplicates in the stream      %d (bound %d)", s.duplicates, maxDuplicates)
-	p("consumer redeliveries         %d (same stream sequence; ordered consumer reset)", s.redeliveries)
-	p("stream messages               %d (consumer saw %d distinct)", s.streamMsgs, s.streamSeen)
+	p("duplicates in the stream      %d (bound %d)", s.duplicates, s.maxDup)
+	p("consumer redeliveries         %d (same broker position: stream sequence or partition/offset; consumer reset)", s.redeliveries)
+	if s.streamCounted {
+		p("stream messages               %d (consumer saw %d distinct)", s.streamMsgs, s.streamSeen)
+	} else {
+		p("stream messages               n/a (a queue empties as it is consumed)")
+	}
+	if s.storedErr != "" {
+		p("  stream count failed: %s", s.storedErr)
+	}
 	p("outbox pending / dead at end  %d / %d", s.pending, s.dead)
 	p("relay kills (SIGKILL)         %d (%d relay processes started)", s.kills, s.relaysStarted)
 	p("relay leaves (SIGTERM, churn) %d (each replaced by a new relay)", s.leaves)
 	p("failover, one relay killed    %s", distribution(s.failOne))
 	p("failover, all relays killed   %s (includes the restart)", distribution(s.failAll))
+	if s.want.members > 0 {
+		p("relay joins / leaves for good %d / %d (each while another relay was killed)", s.joins, s.departures)
+		p("failover, kill during a join or leave  %s", distribution(s.failChurn))
+		p("failover, every kill of one relay      %s", distribution(s.survived()))
+	}
 	p("relay exits on their own      %d (must be 0)", s.relayExits)
 	p("relay data races / panics     %d / %d (must be 0; relays built with -race: %v)", s.dataRaces, s.panics, raceEnabled)
 	p("db connection cuts            %d (%d connections killed)", s.cuts, s.cutConns)
+	if s.want.dbRestarts > 0 {
+		kills := 0
+		for _, r := range s.restarts {
+			if r.kill {
+				kills++
+			}
+		}
+		p("db restarts (own server)      %d (fast shutdown %d, SIGKILL %d)", len(s.restarts), len(s.restarts)-kills, kills)
+		p("delivery stall after restart  %s (new events' wait, commit to first delivery, within %v of the restart)", stallDistribution(s.restarts), stallWindow)
+		for _, r := range s.restarts {
+			p("  restart: %s", r)
+		}
+	}
 	p("broker restarts               %d (relay 'broker outage' log lines %d, WARN lines %d)", s.brokerRestarts, s.outageLogs, s.dbErrorLogs)
+	if s.mustBeDurable {
+		p("durability warnings at start  %d (must be 0; %d of %d relays checked the stream, %d could not: no leader at the time)",
+			s.durabilityWarns, s.durabilityChecked, s.relaysStarted, s.preflightFailed)
+	}
 	p("produce / drain / elapsed     %v / %v / %v", s.produceTime.Round(time.Millisecond), s.drainTime.Round(time.Millisecond), s.elapsed.Round(time.Millisecond))
+	for _, o := range s.outages {
+		p("  broker outage: %s", o)
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.logKinds)) {
 		p("  relay log %-60s x%d", k, s.logKinds[k])
 	}
 	for _, e := range s.producerErrorList {
 		p("  producer error: %v", e)
+	}
+	for _, e := range s.producerRetryList {
+		p("  producer retry after: %v", truncate(e.Error(), 120))
 	}
 	for _, e := range s.missingExamples {
 		p("  missing: %s", e)
@@ -154,6 +201,12 @@ func (s *summary) String() string {
 	return b.String()
 }
 
+// survived is the failover of every kill of one relay while others ran,
+// during a join or leave or not.
+func (s *summary) survived() []time.Duration {
+	return append(slices.Clone(s.failOne), s.failChurn...)
+}
+
 // failures lists every broken promise.
 func (s *summary) failures() []string {
 	var f []string
@@ -164,22 +217,30 @@ func (s *summary) failures() []string {
 	}
 	check(s.committed == 0, "no event was committed")
 	check(s.kills < s.want.kills, "%d relay kills, want %d", s.kills, s.want.kills)
-	if len(s.failOne) >= 3 {
-		sorted := slices.Clone(s.failOne)
+	// The bound holds where an outage stalls delivery only briefly (one
+	// embedded JetStream server restarting, no database restart). In the
+	// other scenarios an outage (a leader election, refused connections, a
+	// database restart) stalls every relay for seconds, and a kill during
+	// one measures the outage: their distribution is reported, not bounded.
+	bounded := strings.HasPrefix(s.broker, "NATS JetStream (one embedded server)") && len(s.restarts) == 0
+	if survived := s.survived(); bounded && len(survived) >= 3 {
+		sorted := slices.Clone(survived)
 		slices.Sort(sorted)
 		p50 := sorted[len(sorted)/2]
 		check(p50 > maxFailoverP50, "failover after the SIGKILL of one relay: p50 %v over %d kills, bound %v (%s)",
-			p50.Round(time.Millisecond), len(sorted), maxFailoverP50, distribution(s.failOne))
+			p50.Round(time.Millisecond), len(sorted), maxFailoverP50, distribution(survived))
 	}
+	check(s.joins+s.departures < s.want.members, "%d relay joins and leaves, want %d", s.joins+s.departures, s.want.members)
 	check(s.leaves < s.want.churns, "%d relay leaves, want %d", s.leaves, s.want.churns)
 	check(s.cuts < s.want.cuts, "%d connection cuts, want %d", s.cuts, s.want.cuts)
 	check(s.cutConns < s.cuts, "%d cuts killed only %d connections", s.cuts, s.cutConns)
+	check(len(s.restarts) < s.want.dbRestarts, "%d database restarts, want %d", len(s.restarts), s.want.dbRestarts)
 	check(s.brokerRestarts < s.want.restarts, "%d broker restarts, want %d", s.brokerRestarts, s.want.restarts)
 	check(s.missing != 0, "%d committed events never arrived", s.missing)
 	check(s.fromRolledBack != 0, "%d events of rolled-back transactions arrived", s.fromRolledBack)
 	check(s.unknown != 0, "%d events nobody committed arrived", s.unknown)
 	check(s.orderViolations != 0, "%d per-aggregate order violations among first deliveries", s.orderViolations)
-	check(s.duplicates > maxDuplicates, "%d duplicates in the stream (bound %d)", s.duplicates, maxDuplicates)
+	check(s.duplicates > s.maxDup, "%d duplicates in the stream (bound %d)", s.duplicates, s.maxDup)
 	check(s.badMessages != 0, "%d messages without an event id or with a bad payload", s.badMessages)
 	check(s.pending != 0 || s.dead != 0, "outbox not drained: %d pending, %d dead", s.pending, s.dead)
 	check(s.drainTimedOut, "drain deadline passed")
@@ -188,6 +249,9 @@ func (s *summary) failures() []string {
 	check(len(s.stopErrors) != 0, "relays did not stop cleanly: %v", s.stopErrors)
 	check(s.dataRaces != 0 || s.panics != 0, "relay logs show %d data races and %d panics", s.dataRaces, s.panics)
 	check(s.secretLeaks != 0, "%d relay logs contain the database secret", s.secretLeaks)
-	check(s.streamMsgs != uint64(s.streamSeen), "the stream holds %d messages but the consumer saw %d", s.streamMsgs, s.streamSeen)
+	check(s.storedErr != "", "the broker's message count failed: %s", s.storedErr)
+	check(s.mustBeDurable && s.durabilityWarns != 0, "%d relay warnings that the broker cannot guarantee at-least-once delivery", s.durabilityWarns)
+	check(s.mustBeDurable && s.durabilityChecked == 0, "no relay ran its start-up durability check (%d could not)", s.preflightFailed)
+	check(s.streamCounted && s.streamMsgs != uint64(s.streamSeen), "the stream holds %d messages but the consumer saw %d", s.streamMsgs, s.streamSeen)
 	return f
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/internal/dbinstance"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/notify"
@@ -36,9 +37,24 @@ type target struct {
 	// relayArgs are the relays' database and wake flags.
 	relayArgs []string
 	cutter    cutter
-	notifier  runner
+	// wake makes the test's cross-process notifier; nc is the NATS
+	// connection of the run's wakes.
+	wake func(nc *nats.Conn) (runner, error)
 	// secret must never appear in a relay's log.
 	secret string
+	// server is the database server when the run owns it (and may stop,
+	// kill and start it); nil for the shared servers.
+	server dbServer
+}
+
+// dbServer is a database server the run owns (a *dbinstance.Instance).
+type dbServer interface {
+	// Stop shuts the server down fast (open transactions are rolled back).
+	Stop(ctx context.Context) error
+	// Kill kills the server with SIGKILL.
+	Kill()
+	// Start starts the server again and waits until it accepts connections.
+	Start(ctx context.Context) error
 }
 
 // businessDDL is the business table the producers write next to their
@@ -48,9 +64,15 @@ const businessDDL = `CREATE TABLE chaos_orders (
 	agg VARCHAR(20) NOT NULL,
 	events INT NOT NULL)`
 
-func postgresTarget(t *testing.T, nc *nats.Conn) target {
+func postgresTarget(t *testing.T) target {
 	t.Helper()
 	db, dsn := testdb.Postgres(t, "postgres")
+	return postgresOn(t, db, dsn)
+}
+
+// postgresOn sets up the run on db, opened with dsn.
+func postgresOn(t *testing.T, db *sql.DB, dsn string) target {
+	t.Helper()
 	d, err := postgres.New()
 	if err != nil {
 		t.Fatal(err)
@@ -67,14 +89,20 @@ func postgresTarget(t *testing.T, nc *nats.Conn) target {
 		bind:      func(n int) string { return "$" + strconv.Itoa(n) },
 		relayArgs: []string{"-dialect", "postgres", "-dsn", relayDSN, "-wake", "pg", "-wake-channel", channel},
 		cutter:    pgCutter{db: db, app: app},
-		notifier:  n,
+		wake:      func(*nats.Conn) (runner, error) { return n, nil },
 		secret:    relayDSN,
 	}
 }
 
-func mysqlTarget(t *testing.T, nc *nats.Conn) target {
+func mysqlTarget(t *testing.T) target {
 	t.Helper()
 	db, dsn := testdb.MySQL(t)
+	return mysqlOn(t, db, dsn)
+}
+
+// mysqlOn sets up the run on db, opened with dsn; the wakes go over NATS.
+func mysqlOn(t *testing.T, db *sql.DB, dsn string) target {
+	t.Helper()
 	d, err := mysql.New()
 	if err != nil {
 		t.Fatal(err)
@@ -106,17 +134,15 @@ func mysqlTarget(t *testing.T, nc *nats.Conn) target {
 	cfg.User, cfg.Passwd = user, password
 	relayDSN := cfg.FormatDSN()
 	subject := testnats.RandomName("jitchaos.wake.")
-	n, err := natsnotify.NewNotifier(nc, natsnotify.WithSubject(subject))
-	if err != nil {
-		t.Fatal(err)
-	}
 	return target{
 		db: db, dialect: d,
 		bind:      func(int) string { return "?" },
 		relayArgs: []string{"-dialect", "mysql", "-dsn", relayDSN, "-wake", "nats", "-wake-subject", subject},
 		cutter:    mysqlCutter{db: db, user: user},
-		notifier:  n,
-		secret:    password,
+		wake: func(nc *nats.Conn) (runner, error) {
+			return natsnotify.NewNotifier(nc, natsnotify.WithSubject(subject))
+		},
+		secret: password,
 	}
 }
 
@@ -130,4 +156,40 @@ func withParam(dsn, key, value string) string {
 		return dsn + sep + key + "=" + value
 	}
 	return dsn + " " + key + "=" + value
+}
+
+// postgresInstance is a PostgreSQL server of the run's own (a throwaway
+// initdb), which the run may stop, kill and start.
+func postgresInstance(t *testing.T) target {
+	t.Helper()
+	inst := dbinstance.PostgreSQL(t)
+	db, err := sql.Open("postgres", inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tg := postgresOn(t, db, inst.DSN())
+	tg.server = inst
+	return tg
+}
+
+// mysqlInstance is a MariaDB server of the run's own (a throwaway
+// mariadb-install-db), which the run may stop, kill and start.
+func mysqlInstance(t *testing.T) target {
+	t.Helper()
+	inst := dbinstance.MariaDB(t)
+	cfg, err := gomysql.ParseDSN(inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ParseTime, cfg.Loc = true, time.UTC // as testdb.MySQL
+	dsn := cfg.FormatDSN()
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tg := mysqlOn(t, db, dsn)
+	tg.server = inst
+	return tg
 }

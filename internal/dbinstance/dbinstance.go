@@ -216,7 +216,6 @@ func (i *Instance) Stop(ctx context.Context) error {
 		i.killLocked()
 		return fmt.Errorf("dbinstance: %s did not shut down: %w", i.f.name, ctx.Err())
 	}
-	waitGroupGone(p.cmd.Process.Pid)
 	i.proc = nil
 	return nil
 }
@@ -235,10 +234,8 @@ func (i *Instance) killLocked() {
 	if p == nil {
 		return
 	}
-	pid := p.cmd.Process.Pid
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	killTree(p.cmd.Process.Pid)
 	<-p.done
-	waitGroupGone(pid)
 	i.proc = nil
 }
 
@@ -252,45 +249,87 @@ func (i *Instance) Restart(ctx context.Context) error {
 	return i.Start(ctx)
 }
 
-// waitGroupGone waits (at most 10 s) until no live process is left in the
-// process group pgid. Zombies count as gone: they hold no port, file or
-// shared memory, and whoever inherits them reaps them.
-func waitGroupGone(pgid int) {
+// killTree sends SIGKILL to pid and every process descended from it and
+// waits (at most 10 s) until none is alive. PostgreSQL's backends each
+// call setsid(), so killing the postmaster's process group would leave
+// them serving their open sessions; pid is stopped first so it cannot
+// fork while its descendants are listed. Without /proc (not Linux) only
+// pid itself is killed.
+func killTree(pid int) {
+	_ = syscall.Kill(pid, syscall.SIGSTOP)
+	pids := append(descendants(pid), pid)
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for groupAlive(pgid) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	for _, p := range pids {
+		for alive(p) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }
 
-// groupAlive reports whether a process of group pgid is alive (not a
-// zombie).
-func groupAlive(pgid int) bool {
-	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+// procStat is what /proc/PID/stat says of one process.
+type procStat struct {
+	pid, ppid int
+	state     string
+}
+
+// readStat reads /proc/PID/stat ("pid (comm) state ppid ..."; comm may
+// hold spaces and parentheses).
+func readStat(path string) (procStat, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return procStat{}, false
+	}
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return procStat{}, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+	f := strings.Fields(string(b[end+1:]))
+	if err != nil || len(f) < 2 {
+		return procStat{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return procStat{pid: pid, ppid: ppid, state: f[0]}, true
+}
+
+// descendants lists the processes descended from pid (from /proc; none
+// where there is no /proc).
+func descendants(pid int) []int {
+	paths, _ := filepath.Glob("/proc/[0-9]*/stat")
+	children := make(map[int][]int)
+	for _, path := range paths {
+		if st, ok := readStat(path); ok {
+			children[st.ppid] = append(children[st.ppid], st.pid)
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// alive reports whether process pid exists and is not a zombie (a zombie
+// holds no port, file or shared memory; whoever inherits it reaps it).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return true // no /proc: trust kill(2)
+	st, ok := readStat(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if !ok {
+		_, err := os.Stat("/proc/self/stat")
+		return err != nil // no /proc: trust kill(2)
 	}
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold spaces.
-		rest := b[bytes.LastIndexByte(b, ')')+1:]
-		f := strings.Fields(string(rest))
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if g, _ := strconv.Atoi(f[2]); g == pgid {
-			return true
-		}
-	}
-	return false
+	return st.state != "Z" && st.state != "X"
 }
 
 // newInstance prepares an instance's directory (owned by osUser when the

@@ -93,10 +93,19 @@ func TestKillKeepsCommitted(t *testing.T) {
 			}
 
 			pid := inst.proc.cmd.Process.Pid
+			procs := append(descendants(pid), pid)
+			if k.name == "postgres" && len(procs) < 3 {
+				t.Fatalf("postmaster %d has children %v, want its backends and workers", pid, procs[:len(procs)-1])
+			}
 			inst.Kill()
 			inst.Kill() // harmless
-			if inst.Running() || groupAlive(pid) {
-				t.Fatalf("server (group %d) still running after Kill", pid)
+			if inst.Running() {
+				t.Fatal("running after Kill")
+			}
+			for _, p := range procs {
+				if alive(p) {
+					t.Errorf("process %d of the server is alive after Kill", p)
+				}
 			}
 			refused(t, addr)
 			if err := tx.Commit(); err == nil {
