@@ -23,7 +23,6 @@ const maxErrorText = 1000
 // the relay owns, and the next read returns them.
 type batchOutcome struct {
 	published []int64
-	parts     []int   // the partition of each published row
 	unblock   []int64 // published rows that had failed before: their retry blocks go
 	failures  []dialects.Failure
 	deadMsgs  []Message
@@ -106,10 +105,9 @@ func (rn *run) ackedRecently() bool {
 // publishBatch publishes records (in Seq order) wave by wave and writes the
 // outcome: wave k holds the k-th record of each aggregate, so the publisher
 // never gets two events of one aggregate at once, and a failure holds back
-// the later records of its aggregate. The read lane's batch is marked
-// before publishBatch returns; the hand-over lane's (fast) is queued for
-// the mark goroutine (marks.go), and its aggregates stay in flight until
-// it is marked.
+// the later records of its aggregate. The batch is marked before
+// publishBatch returns; a hand-over (fast) batch's aggregates stay in
+// flight for the read lane until then.
 //
 // It returns the aggregates held behind a failure in this batch.
 func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) map[string]bool {
@@ -128,11 +126,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 	rn.mu.Unlock()
 	failErr := rn.writeFailures(ctx, hctx, token, out)
 	r.c.released.Add(uint64(out.skipped))
-	if fast && len(out.published) > 0 {
-		rn.marks.push(&markJob{token: token, out: out, recs: recs, hctx: hctx, start: start, failErr: failErr})
-		return held
-	}
-	markErr := rn.writeMark(ctx, token, out.published, out.parts, out.unblock)
+	markErr := rn.writeMark(ctx, token, out.published, out.unblock)
 	if fast {
 		rn.releaseFast(recs)
 	}
@@ -231,7 +225,6 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 			err := errs[i]
 			if err == nil {
 				out.published = append(out.published, rec.Seq)
-				out.parts = append(out.parts, rec.Partition)
 				if rec.Attempts > 0 {
 					out.unblock = append(out.unblock, rec.Seq)
 				}
@@ -294,7 +287,7 @@ func errorText(err error) string {
 // runs on a context detached from ctx's cancellation, bounded by
 // finishTimeout, so that a stopping relay still marks what the broker
 // confirmed.
-func (rn *run) writeMark(ctx context.Context, token string, published []int64, parts []int, unblock []int64) error {
+func (rn *run) writeMark(ctx context.Context, token string, published, unblock []int64) error {
 	if len(published) == 0 {
 		return nil
 	}
@@ -309,11 +302,11 @@ func (rn *run) writeMark(ctx context.Context, token string, published []int64, p
 	}
 	// Remembered even when some rows were in partitions the session lost
 	// (the mark left them pending): until the owner sees the loss, the
-	// next reads would return them and publish them again and again.
-	// Remembered rows of a partition are forgotten when the run gains it
-	// (run.apply), so that they are published if the run owns them again.
+	// next reads would return them and publish them again and again. A new
+	// session of the run forgets them (run.apply), so that they are
+	// published if the run owns their partitions again.
 	rn.mu.Lock()
-	rn.remember(published, parts)
+	rn.remember(published)
 	rn.mu.Unlock()
 	if n != int64(len(published)) {
 		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",

@@ -151,13 +151,12 @@ func (rn *run) endRead() {
 	rn.mu.Unlock()
 }
 
-// remember records published seqs with their partitions (called with
-// rn.mu held), so that a hand-over or a read that arrives after the row was
-// published and marked does not publish it again; the oldest are forgotten
-// past recentSeqs.
-func (rn *run) remember(seqs []int64, parts []int) {
-	for i, s := range seqs {
-		rn.recent[s] = parts[i]
+// remember records published seqs (called with rn.mu held), so that a
+// hand-over or a read that arrives after the row was published and marked
+// does not publish it again; the oldest are forgotten past recentSeqs.
+func (rn *run) remember(seqs []int64) {
+	for _, s := range seqs {
+		rn.recent[s] = struct{}{}
 		rn.recentQ = append(rn.recentQ, s)
 	}
 	if over := len(rn.recentQ) - recentSeqs; over > 0 {
@@ -168,17 +167,11 @@ func (rn *run) remember(seqs []int64, parts []int) {
 	}
 }
 
-// forget drops the remembered seqs of partitions (sorted) the run gains
-// (called with rn.mu held): a row of theirs that is still pending was not
-// marked by this run (a session that lost the partition first) and must be
-// published by it now.
-func (rn *run) forget(gained []int) {
-	if len(gained) == 0 {
-		return
-	}
-	for s, p := range rn.recent {
-		if _, ok := slices.BinarySearch(gained, p); ok {
-			delete(rn.recent, s) // its recentQ entry goes when it is the oldest
-		}
-	}
+// forget drops every remembered seq when the run's session changes (called
+// with rn.mu held): a row the previous session published but could not
+// mark (it lost the partition first) is still pending, and the new session
+// must publish it when it owns the partition.
+func (rn *run) forget() {
+	clear(rn.recent)
+	rn.recentQ = rn.recentQ[:0]
 }

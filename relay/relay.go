@@ -125,15 +125,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		defer close(fastDone)
 		rn.fastLoop(ctx)
 	}()
-	marksDone := make(chan struct{})
-	go func() {
-		defer close(marksDone)
-		rn.markLoop(fastDone)
-	}()
 	rn.loop(ctx)
 	<-fastDone
-	<-marksDone
-	close(rn.loopDone) // both lanes are done and marked: the owner may end the session
+	close(rn.loopDone) // both lanes are done: the owner may end the session
 	return nil
 }
 

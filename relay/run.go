@@ -48,8 +48,8 @@ type run struct {
 
 	// Shared by the read lane (the publish loop) and the hand-over lane.
 	mu        sync.Mutex
-	token     string        // the session's fencing token
-	recent    map[int64]int // published seq -> partition
+	token     string // the session's fencing token
+	recent    map[int64]struct{}
 	recentQ   []int64
 	trouble   time.Duration // current outage/db-error back-off, 0 when healthy
 	inOutage  bool
@@ -61,15 +61,11 @@ type run struct {
 	// readWaiting: the read lane left rows of fastAggs alone; wake it when
 	// they are released.
 	readWaiting bool
-
-	// marks holds the hand-over lane's batches waiting for their mark.
-	marks *markQueue
 }
 
 func newRun(r *Relay, parts int) *run {
 	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
-		recent: make(map[int64]int), readAggs: make(map[string]bool), fastAggs: make(map[string]int),
-		marks: newMarkQueue()}
+		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]int)}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
@@ -112,12 +108,13 @@ func (rn *run) apply(u ownUpdate) bool {
 			gained = append(gained, p)
 		}
 	}
-	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first,
-	rn.marks.wait()     // and its marks are written under the current token
+	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first
 	rn.active = u.active
 	rn.mu.Lock()
+	if u.token != rn.token {
+		rn.forget()
+	}
 	rn.token = u.token
-	rn.forget(gained)
 	rn.mu.Unlock()
 	rn.r.hand.setOwned(rn.active)
 	rn.fastBatch.Unlock()
