@@ -473,20 +473,7 @@ func BenchmarkLatencyStages(b *testing.B) {
 				b.Fatal(err)
 			}
 			stream, prefix := testnats.Stream(b, js)
-			subStream, err := subJS.Stream(ctx, stream.CachedInfo().Config.Name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			got := make(chan string, 1)
-			cons, err := subStream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			cc, err := cons.Consume(func(m jetstream.Msg) { got <- m.Headers().Get(natspub.HeaderEventID) })
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer cc.Stop()
+			got := consumeEventIDs(b, ctx, subJS, stream.CachedInfo().Config.Name)
 			pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
 			if err != nil {
 				b.Fatal(err)
@@ -605,4 +592,27 @@ func BenchmarkLatencyStages(b *testing.B) {
 			}
 		})
 	}
+}
+
+// consumeEventIDs consumes stream with an ordered consumer on subJS and
+// sends each message's event id on the returned channel (buffer of one:
+// the benchmark reads each before the next arrives); the consumer stops
+// when b ends.
+func consumeEventIDs(b *testing.B, ctx context.Context, subJS jetstream.JetStream, stream string) <-chan string {
+	b.Helper()
+	subStream, err := subJS.Stream(ctx, stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := make(chan string, 1)
+	cons, err := subStream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) { got <- m.Headers().Get(natspub.HeaderEventID) })
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cc.Stop)
+	return got
 }

@@ -261,20 +261,7 @@ func scaleLatency(b *testing.B, js jetstream.JetStream) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	subStream, err := subJS.Stream(ctx, stream.CachedInfo().Config.Name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	got := make(chan string, 1)
-	cons, err := subStream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cc, err := cons.Consume(func(m jetstream.Msg) { got <- m.Headers().Get(natspub.HeaderEventID) })
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cc.Stop()
+	got := consumeEventIDs(b, ctx, subJS, stream.CachedInfo().Config.Name)
 	pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
 	if err != nil {
 		b.Fatal(err)

@@ -401,3 +401,20 @@ func missing(t testing.TB, env, what string) {
 	}
 	t.Skipf("dbinstance: %s is not installed: skipping the test that owns its own server", what)
 }
+
+// startWithTestDB starts a new server and creates its database "test",
+// failing the test that made it on error.
+func (i *Instance) startWithTestDB(ctx context.Context) {
+	i.t.Helper()
+	if err := i.Start(ctx); err != nil {
+		i.t.Fatal(err)
+	}
+	db, err := sql.Open(i.f.driver, i.f.readyDSN(i))
+	if err != nil {
+		i.t.Fatalf("dbinstance: %v", err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE test"); err != nil {
+		i.t.Fatalf("dbinstance: create database test: %v", err)
+	}
+}

@@ -2,7 +2,6 @@ package dbinstance
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -54,17 +53,7 @@ func MariaDB(t testing.TB) *Instance {
 	i.run(ctx, install, "--no-defaults", "--datadir="+filepath.Join(i.dir, "data"),
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
 		"--innodb-buffer-pool-size=16M", "--skip-log-bin")
-	if err := i.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("mysql", i.f.readyDSN(i))
-	if err != nil {
-		t.Fatalf("dbinstance: %v", err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE test"); err != nil {
-		t.Fatalf("dbinstance: create database test: %v", err)
-	}
+	i.startWithTestDB(ctx)
 	return i
 }
 

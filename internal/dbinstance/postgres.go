@@ -2,7 +2,6 @@ package dbinstance
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,17 +76,7 @@ func PostgreSQL(t testing.TB) *Instance {
 			t.Fatalf("dbinstance: %v", err)
 		}
 	}
-	if err := i.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("postgres", i.f.readyDSN(i))
-	if err != nil {
-		t.Fatalf("dbinstance: %v", err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "CREATE DATABASE test"); err != nil {
-		t.Fatalf("dbinstance: create database test: %v", err)
-	}
+	i.startWithTestDB(ctx)
 	return i
 }
 
