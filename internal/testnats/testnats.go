@@ -168,6 +168,13 @@ func Stream(t testing.TB, js jetstream.JetStream, configure ...func(*jetstream.S
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := js.CreateStream(ctx, cfg)
+	// A cluster that has just elected its meta leader may not have heard
+	// from every peer yet: a replicated stream finds "no suitable peers"
+	// (JetStream error 10005) for a moment. Try again until the deadline.
+	for err != nil && strings.Contains(err.Error(), "err_code=10005") && ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		s, err = js.CreateStream(ctx, cfg)
+	}
 	if err != nil {
 		t.Fatalf("testnats: create stream %s: %v", cfg.Name, err)
 	}
