@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,11 +62,12 @@ func TestRebalanceOneFourOne(t *testing.T) {
 		// timed out on a loaded machine and was retried, a database error)
 		// that at-least-once delivery answers with a second copy.
 		relayLog := relayproc.NewLog()
+		pubs := &publishLog{by: map[string][]string{}}
 		logger := slog.New(slog.NewTextHandler(relayLog, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		relays := []*relay.Relay{}
 		a, err := relay.New(pd.db, pd.d, pub, relay.Config{Owner: "first", PollInterval: 200 * time.Millisecond,
 			RebalanceInterval: 300 * time.Millisecond, LeaseDuration: cleanLease, PublishTimeout: 2 * time.Second,
-			Logger: logger})
+			Logger: logger, Hooks: pubs.hooks("first")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +114,7 @@ func TestRebalanceOneFourOne(t *testing.T) {
 			name := fmt.Sprintf("joiner%d", i)
 			r, err := relay.New(pd.db, pd.d, pub, relay.Config{Owner: name, PollInterval: 200 * time.Millisecond,
 				RebalanceInterval: 300 * time.Millisecond, LeaseDuration: cleanLease, PublishTimeout: 2 * time.Second,
-				Logger: logger})
+				Logger: logger, Hooks: pubs.hooks(name)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +170,8 @@ func TestRebalanceOneFourOne(t *testing.T) {
 				// reproduced by relay's in-process TestRebalance, which
 				// asserts none: reported here, under investigation (issue
 				// 13's closing note). Loss and order stay asserted.
-				t.Logf("KNOWN ISSUE: %d events published more than once although relays only joined and left cleanly", dups)
+				t.Logf("KNOWN ISSUE: %d events published more than once although relays only joined and left cleanly; who published them in this process (the relay process's copies are not listed): %s",
+					dups, pubs.duplicates(rec))
 			} else {
 				t.Logf("%d events published more than once after %d retried publishes or logged troubles (at-least-once on a loaded machine):\n%s",
 					dups, trouble, relayLog.String())
@@ -176,4 +179,54 @@ func TestRebalanceOneFourOne(t *testing.T) {
 		}
 		t.Logf("%s: %d events through 1 -> 4 -> 1 relays", pd.name, len(led.ids()))
 	})
+}
+
+// publishLog records which in-process relay published each event, and
+// from which lane, to say where a duplicate came from.
+type publishLog struct {
+	mu sync.Mutex
+	by map[string][]string // event id -> "owner/lane" of each publish
+}
+
+type laneKey struct{}
+
+// hooks returns relay hooks that record owner's publishes.
+func (p *publishLog) hooks(owner string) relay.Hooks { return &publishHooks{p: p, owner: owner} }
+
+// duplicates lists the recorded publishers of the events rec received more
+// than once.
+func (p *publishLog) duplicates(rec *recorder) string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var b strings.Builder
+	for id, n := range rec.count {
+		if n > 1 {
+			fmt.Fprintf(&b, "\n  %s x%d: %v", id, n, p.by[id])
+		}
+	}
+	return b.String()
+}
+
+type publishHooks struct {
+	p     *publishLog
+	owner string
+}
+
+func (h *publishHooks) BatchStart(ctx context.Context, info relay.BatchStartInfo) context.Context {
+	lane := "read"
+	if info.FastPath {
+		lane = "hand-over"
+	}
+	return context.WithValue(ctx, laneKey{}, lane)
+}
+
+func (h *publishHooks) BatchEnd(context.Context, relay.BatchEndInfo) {}
+
+func (h *publishHooks) Published(ctx context.Context, msg relay.Message, _ time.Duration) {
+	lane, _ := ctx.Value(laneKey{}).(string)
+	h.p.mu.Lock()
+	h.p.by[msg.ID] = append(h.p.by[msg.ID], h.owner+"/"+lane)
+	h.p.mu.Unlock()
 }
