@@ -85,7 +85,7 @@ func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record, dropped 
 		out = append(out, *rec)
 	}
 	for i := range out {
-		rn.fastAggs[aggKey(&out[i])]++
+		rn.fastAggs[aggKey(&out[i])] = true
 	}
 	return out, dropped
 }
@@ -96,10 +96,7 @@ func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record, dropped 
 func (rn *run) releaseFast(batch []dialects.Record) {
 	rn.mu.Lock()
 	for i := range batch {
-		k := aggKey(&batch[i])
-		if rn.fastAggs[k]--; rn.fastAggs[k] <= 0 {
-			delete(rn.fastAggs, k)
-		}
+		delete(rn.fastAggs, aggKey(&batch[i]))
 	}
 	wake := rn.readWaiting
 	if wake {
@@ -132,7 +129,7 @@ func (rn *run) keep(recs []dialects.Record, held map[string]bool, res *cycleResu
 		if _, ok := slices.BinarySearch(rn.active, recs[i].Partition); !ok {
 			continue
 		}
-		if rn.fastAggs[k] > 0 {
+		if rn.fastAggs[k] {
 			rn.readWaiting = true
 			continue
 		}

@@ -67,10 +67,10 @@ func (r *Relay) Dialect() dialects.Dialect { return r.d }
 // this version or its partition count differs from the dialect's
 // (dialects.ErrSchemaVersion, dialects.ErrPartitionMismatch), or a Source
 // cannot be listened to. A database that cannot be reached at start (down,
-// restarting) is not an error: Run logs it and retries with back-off. On stop, the batch in flight is finished (events
-// the broker confirmed are marked) and the relay's partitions are released,
-// so that other relays take them at once. No goroutine started by Run
-// outlives it.
+// restarting) is not an error: Run logs it and retries with back-off. On
+// stop, the batch in flight is finished (events the broker confirmed are
+// marked) and the relay's partitions are released, so that other relays
+// take them at once. No goroutine started by Run outlives it.
 func (r *Relay) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return ErrRunning

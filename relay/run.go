@@ -55,9 +55,7 @@ type run struct {
 	inOutage  bool
 	lastAckAt time.Time       // when the broker last acknowledged a message
 	readAggs  map[string]bool // aggregates of the read lane's batch in flight
-	// fastAggs counts the hand-over lane's batches in flight (published or
-	// not, and not yet marked) per aggregate.
-	fastAggs map[string]int
+	fastAggs  map[string]bool // aggregates of the hand-over lane's batch in flight
 	// readWaiting: the read lane left rows of fastAggs alone; wake it when
 	// they are released.
 	readWaiting bool
@@ -65,7 +63,7 @@ type run struct {
 
 func newRun(r *Relay, parts int) *run {
 	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
-		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]int)}
+		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool)}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
@@ -102,10 +100,10 @@ func (res *cycleResult) retryNoLaterThan(t time.Time) {
 // apply takes an ownership update (between batches) and publishes the set
 // to the hand-over. It reports whether partitions were gained.
 func (rn *run) apply(u ownUpdate) bool {
-	var gained []int
+	gained := false
 	for _, p := range u.active {
 		if _, ok := slices.BinarySearch(rn.active, p); !ok {
-			gained = append(gained, p)
+			gained = true
 		}
 	}
 	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first
@@ -119,7 +117,7 @@ func (rn *run) apply(u ownUpdate) bool {
 	rn.r.hand.setOwned(rn.active)
 	rn.fastBatch.Unlock()
 	close(u.done)
-	return len(gained) > 0
+	return gained
 }
 
 // applyPending applies an update waiting on the channel, if any.
