@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,25 +15,10 @@ import (
 // TestStatusCleanupHealth: status -retention shows the published rows kept
 // past the relays' Retention (how many, and how far past the oldest is);
 // none within it; no cleanup section with -retention 0.
-func TestStatusCleanupHealth(t *testing.T) {
-	for _, tgt := range testdb.Targets() {
-		if tgt.Name == "postgres-pgx" {
-			continue // the CLI opens PostgreSQL with lib/pq
-		}
-		t.Run(tgt.Name, func(t *testing.T) { testStatusCleanupHealth(t, tgt) })
-	}
-}
+func TestStatusCleanupHealth(t *testing.T) { consoleTargets(t, testStatusCleanupHealth) }
 
 func testStatusCleanupHealth(t *testing.T, tgt testdb.Target) {
-	db, dsn := tgt.Open(t)
-	tbl := uniqueTable()
-	g := []string{"-dsn", dsn, "-dialect", tgt.Dialect, "-table", tbl}
-	gj := append(slices.Clone(g), "-json")
-	ctl(t, nil, append(g, "migrate")...)
-	d, err := newDialect(tgt.Dialect, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, d, g, gj := migratedTable(t, tgt)
 	add(t, db, d, "a", "b", "c", "d")
 	now := time.Now()
 	sess := ownAll(t, db, d, "ctl-relay")

@@ -139,9 +139,9 @@ func post(t *testing.T, base, path string, form url.Values) (int, string, http.H
 	return do(t, req)
 }
 
-// consoleTargets runs fn on SQLite, PostgreSQL (lib/pq, as the CLI opens
-// it) and MariaDB/MySQL; the server targets skip when their variable is
-// unset.
+// consoleTargets runs fn (a console or CLI test) on SQLite, PostgreSQL
+// (lib/pq, as the CLI opens it) and MariaDB/MySQL; the server targets skip
+// when their variable is unset.
 func consoleTargets(t *testing.T, fn func(t *testing.T, tgt testdb.Target)) {
 	for _, tgt := range testdb.Targets() {
 		if tgt.Name == "postgres-pgx" {

@@ -106,25 +106,10 @@ func add(t *testing.T, db *sql.DB, d dialects.Dialect, aggIDs ...string) []strin
 // TestSkipAndStatus: status lists blocked aggregates with their reason and
 // head row, and the partitions with their live relays; skip unblocks an
 // aggregate behind a dead event by -id, by aggregate and with -all.
-func TestSkipAndStatus(t *testing.T) {
-	for _, tgt := range testdb.Targets() {
-		if tgt.Name == "postgres-pgx" {
-			continue // the CLI opens PostgreSQL with lib/pq
-		}
-		t.Run(tgt.Name, func(t *testing.T) { testSkipAndStatus(t, tgt) })
-	}
-}
+func TestSkipAndStatus(t *testing.T) { consoleTargets(t, testSkipAndStatus) }
 
 func testSkipAndStatus(t *testing.T, tgt testdb.Target) {
-	db, dsn := tgt.Open(t)
-	tbl := uniqueTable()
-	g := []string{"-dsn", dsn, "-dialect", tgt.Dialect, "-table", tbl}
-	gj := append(slices.Clone(g), "-json")
-	ctl(t, nil, append(g, "migrate")...)
-	d, err := newDialect(tgt.Dialect, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, d, g, gj := migratedTable(t, tgt)
 
 	// No relay yet: every partition is free.
 	var st statusJSON
@@ -256,4 +241,21 @@ func TestRanges(t *testing.T) {
 			t.Errorf("ranges(%v) = %q, want %q", c.in, got, c.want)
 		}
 	}
+}
+
+// migratedTable migrates a new outbox table on tgt with the CLI and returns
+// the database, the table's dialect, the CLI's global flags for it, and the
+// same with -json.
+func migratedTable(t *testing.T, tgt testdb.Target) (db *sql.DB, d dialects.Dialect, g, gj []string) {
+	t.Helper()
+	db, dsn := tgt.Open(t)
+	tbl := uniqueTable()
+	g = []string{"-dsn", dsn, "-dialect", tgt.Dialect, "-table", tbl}
+	gj = append(slices.Clone(g), "-json")
+	ctl(t, nil, append(g, "migrate")...)
+	d, err := newDialect(tgt.Dialect, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, d, g, gj
 }
