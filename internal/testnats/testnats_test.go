@@ -36,9 +36,21 @@ func TestServerRestartKeepsStreamAndURL(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		t.Fatalf("stream info after restart: %v", err)
+	// A request sent in the moment between the reconnect and the restarted
+	// server's JetStream answering is lost, not queued: ask again, each try
+	// with its own short deadline, until the test's deadline.
+	var info *jetstream.StreamInfo
+	for {
+		tctx, tcancel := context.WithTimeout(ctx, time.Second)
+		var err error
+		info, err = s.Info(tctx)
+		tcancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("stream info after restart: %v", err)
+		}
 	}
 	if info.State.Msgs != 1 {
 		t.Fatalf("stream has %d messages after restart, want 1", info.State.Msgs)
