@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -243,14 +242,10 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	var v sql.NullInt64
 	var version string
 	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v, &version); err != nil {
-		// Error 1146: no such table; 1054: unknown column. Anything else
-		// (the server is down) is not the schema's fault, and the relay
-		// retries it.
-		if msg := err.Error(); ctx.Err() == nil && (errors.Is(err, sql.ErrNoRows) ||
-			strings.Contains(msg, "Error 1146") || strings.Contains(msg, "Error 1054")) {
-			return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
-		}
-		return 0, fmt.Errorf("jitoutbox/mysql: read partition count: %w", err)
+		// Error 1146: no such table; 1054: unknown column.
+		msg := err.Error()
+		return 0, sqlkit.PartitionsReadError(ctx, "mysql", d.table, err,
+			strings.Contains(msg, "Error 1146") || strings.Contains(msg, "Error 1054"))
 	}
 	if strings.Contains(strings.ToLower(version), "mariadb") {
 		d.server.CompareAndSwap(serverUnknown, serverMariaDB)

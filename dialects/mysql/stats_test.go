@@ -1,52 +1,22 @@
 package mysql_test
 
 import (
-	"context"
 	"database/sql"
-	"database/sql/driver"
 	"flag"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
 )
 
 var statsBig = flag.Bool("stats.big", false, "TestStatsCost: 1,000,000 published rows and 1,000 pending (default 20,000 and 100)")
-
-// countingConn counts the statements sent on a connection: it hides the
-// driver's QueryerContext and ExecerContext, so database/sql prepares
-// every statement through Prepare.
-type countingConn struct {
-	driver.Conn
-	n *atomic.Int64
-}
-
-func (c countingConn) Prepare(q string) (driver.Stmt, error) {
-	c.n.Add(1)
-	return c.Conn.Prepare(q)
-}
-
-type countingConnector struct {
-	driver.Connector
-	n *atomic.Int64
-}
-
-func (c countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	conn, err := c.Connector.Connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return countingConn{conn, c.n}, nil
-}
 
 // rowsRead returns the session's Handler_read_* counters summed: the rows
 // (index entries and table rows) the storage engine handed to the server
@@ -186,19 +156,14 @@ func TestStatsCost(t *testing.T) {
 
 // openCounting opens a fresh database (plain) and a second handle on it
 // (db) with one connection that counts the statements it sends in n.
-func openCounting(t *testing.T) (plain, db *sql.DB, n *atomic.Int64) {
+func openCounting(t *testing.T) (plain, db *sql.DB, n *sqlcount.Counter) {
 	t.Helper()
 	plain, dsn := openMySQL(t, true)
-	cfg, err := mysqldrv.ParseDSN(dsn)
+	n = new(sqlcount.Counter)
+	db, err := sqlcount.Open("mysql", dsn, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := mysqldrv.NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n = new(atomic.Int64)
-	db = sql.OpenDB(countingConnector{conn, n})
 	db.SetMaxOpenConns(1) // the session counters are one connection's
 	t.Cleanup(func() { db.Close() })
 	return plain, db, n
@@ -207,16 +172,16 @@ func openCounting(t *testing.T) (plain, db *sql.DB, n *atomic.Int64) {
 // cost runs f on db (opened by openCounting) and returns the rows the
 // server read for it (Handler_read_* deltas, less those of SHOW STATUS
 // itself), the statements it sent and its duration.
-func cost(t *testing.T, db *sql.DB, n *atomic.Int64, f func() error) (read, stmts int64, took time.Duration, err error) {
+func cost(t *testing.T, db *sql.DB, n *sqlcount.Counter, f func() error) (read, stmts int64, took time.Duration, err error) {
 	t.Helper()
 	show := -rowsRead(t, db)
 	show += rowsRead(t, db)
 	readBefore := rowsRead(t, db)
-	before := n.Load()
+	before := n.Statements.Load()
 	start := time.Now()
 	err = f()
 	took = time.Since(start)
-	stmts = n.Load() - before
+	stmts = n.Statements.Load() - before
 	read = rowsRead(t, db) - readBefore - show
 	return read, stmts, took, err
 }

@@ -179,12 +179,8 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	var v sql.NullInt64
 	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v); err != nil {
 		// SQLSTATE class 42: a table, column or function of this version
-		// is missing. Anything else (the server is down) is not the
-		// schema's fault, and the relay retries it.
-		if ctx.Err() == nil && (errors.Is(err, sql.ErrNoRows) || strings.HasPrefix(sqlkit.SQLState(err), "42")) {
-			return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
-		}
-		return 0, fmt.Errorf("jitoutbox/postgres: read partition count: %w", err)
+		// is missing.
+		return 0, sqlkit.PartitionsReadError(ctx, "postgres", d.table, err, strings.HasPrefix(sqlkit.SQLState(err), "42"))
 	}
 	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"embed"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,6 +20,14 @@ var sqlFiles embed.FS
 // maxVariables is SQLITE_MAX_VARIABLE_NUMBER of modern SQLite builds
 // (including modernc.org/sqlite).
 const maxVariables = 32766
+
+// MaxOpenConns is the largest connection pool to give a SQLite *sql.DB
+// (db.SetMaxOpenConns(sqlite.MaxOpenConns)): one writer at a time is all
+// SQLite runs, and more connections only add writers that sleep in the
+// busy handler while others take the lock (see the package doc); the
+// second connection lets a read (the relay's, a report) run beside a
+// write.
+const MaxOpenConns = 2
 
 // Dialect is the SQLite implementation of dialects.Dialect. It is safe for
 // concurrent use.
@@ -201,13 +208,11 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	var n int
 	var v sql.NullInt64
 	if err := q.QueryRowContext(ctx, d.partitionsQ).Scan(&n, &v); err != nil {
-		// A missing table or column is the schema's; anything else (a
-		// locked or unreadable file) is not, and the relay retries it.
-		if msg := err.Error(); ctx.Err() == nil && (errors.Is(err, sql.ErrNoRows) ||
-			strings.Contains(msg, "no such table") || strings.Contains(msg, "no such column")) {
-			return 0, fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, d.table, err)
-		}
-		return 0, fmt.Errorf("jitoutbox/sqlite: read partition count: %w", err)
+		// Anything but a missing table or column (a locked or unreadable
+		// file) is retried by the relay.
+		msg := err.Error()
+		return 0, sqlkit.PartitionsReadError(ctx, "sqlite", d.table, err,
+			strings.Contains(msg, "no such table") || strings.Contains(msg, "no such column"))
 	}
 	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
 }

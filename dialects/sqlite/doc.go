@@ -10,6 +10,14 @@
 // fail with SQLITE_BUSY under concurrency; without busy_timeout concurrent
 // writers fail at once instead of waiting.
 //
+// Pool: give the *sql.DB at most MaxOpenConns connections
+// (db.SetMaxOpenConns(sqlite.MaxOpenConns)). SQLite runs one write
+// transaction at a time, and a writer that finds the database locked
+// sleeps in its busy handler (1 ms, growing to 100 ms a try) while writers
+// on other connections take the lock again; with many connections under
+// load some writers starve, the relay's marks among them, and time-critical
+// events wait for seconds instead of milliseconds (bench/README.md).
+//
 // Times are stored as INTEGER unix microseconds (UTC) so that they sort and
 // compare as numbers; read them with datetime(col / 1000000, 'unixepoch').
 // Schema-qualified table names are not supported.

@@ -3,51 +3,21 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"flag"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
 )
 
 var statsBig = flag.Bool("stats.big", false, "TestStatsCost: 1,000,000 published rows and 1,000 pending (default 20,000 and 100)")
-
-// countingConn counts the statements sent on a connection: it hides the
-// driver's QueryerContext and ExecerContext, so database/sql prepares
-// every statement through Prepare.
-type countingConn struct {
-	driver.Conn
-	n *atomic.Int64
-}
-
-func (c countingConn) Prepare(q string) (driver.Stmt, error) {
-	c.n.Add(1)
-	return c.Conn.Prepare(q)
-}
-
-type countingConnector struct {
-	drv  driver.Driver
-	name string
-	n    *atomic.Int64
-}
-
-func (c countingConnector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := c.drv.Open(c.name)
-	if err != nil {
-		return nil, err
-	}
-	return countingConn{conn, c.n}, nil
-}
-
-func (c countingConnector) Driver() driver.Driver { return c.drv }
 
 // TestStatsCost: on a table of published rows kept for Retention and a
 // small backlog, Stats is one statement whose plan reads no table whole
@@ -61,9 +31,11 @@ func TestStatsCost(t *testing.T) {
 	if *statsBig {
 		published, pending = 1000000, 1000
 	}
-	plain := openSQLite(t)
-	var n atomic.Int64
-	db := sql.OpenDB(countingConnector{drv: plain.Driver(), name: dsn(filepath.Join(t.TempDir(), "stats.db")), n: &n})
+	var n sqlcount.Counter
+	db, err := sqlcount.Open("sqlite", dsn(filepath.Join(t.TempDir(), "stats.db")), &n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
 	d, err := sqlite.New()
@@ -93,14 +65,14 @@ func TestStatsCost(t *testing.T) {
 
 	var times []time.Duration
 	for range 5 {
-		before := n.Load()
+		before := n.Statements.Load()
 		start := time.Now()
 		s, err := d.Stats(ctx, db)
 		times = append(times, time.Since(start))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := n.Load() - before; got != 1 {
+		if got := n.Statements.Load() - before; got != 1 {
 			t.Fatalf("Stats sent %d statements, want 1", got)
 		}
 		if s.Pending != int64(pending) || s.Dead != 0 || !s.PublishedEstimated ||
@@ -114,14 +86,14 @@ func TestStatsCost(t *testing.T) {
 		published, pending, times[len(times)/2], times[0], times[len(times)-1], len(times))
 	times = times[:0]
 	for range 5 {
-		before := n.Load()
+		before := n.Statements.Load()
 		start := time.Now()
 		past, err := d.PastRetention(ctx, db, now, retention)
 		times = append(times, time.Since(start))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := n.Load() - before; got != 1 {
+		if got := n.Statements.Load() - before; got != 1 {
 			t.Fatalf("PastRetention sent %d statements, want 1", got)
 		}
 		if past != dialects.PastRetentionCap+1 {

@@ -3,6 +3,7 @@ package sqlkit
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -263,6 +264,18 @@ const WriterVersion = 3
 // Required is the schema version the dialect's writers check for: the
 // newest migration, at most WriterVersion.
 func (m *Migrator) Required() int { return min(m.Latest(), WriterVersion) }
+
+// PartitionsReadError is the error of Dialect.Partitions when its read of
+// table failed: dialects.ErrSchemaVersion when the table has no meta row
+// or missing says a table, column or function of this version is missing
+// (the dialect's reading of its driver's error), else err wrapped as
+// dialect's, which the relay retries (the server is down or restarting).
+func PartitionsReadError(ctx context.Context, dialect, table string, err error, missing bool) error {
+	if ctx.Err() == nil && (errors.Is(err, sql.ErrNoRows) || missing) {
+		return fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, table, err)
+	}
+	return fmt.Errorf("jitoutbox/%s: read partition count: %w", dialect, err)
+}
 
 // CheckPartitions applies Dialect.Partitions' rules to what a dialect's
 // partitions.sql read for table: the schema version (NULL before versioned
