@@ -102,12 +102,18 @@ func (rn *run) ackedRecently() bool {
 	return !rn.lastAckAt.IsZero() && rn.r.cfg.Clock().Sub(rn.lastAckAt) <= 2*rn.r.cfg.PublishTimeout
 }
 
-// publishBatch publishes records (in Seq order) wave by wave and writes the
-// outcome: wave k holds the k-th record of each aggregate, so the publisher
-// never gets two events of one aggregate at once, and a failure holds back
-// the later records of its aggregate. The batch is marked before
-// publishBatch returns; a hand-over (fast) batch's aggregates stay in
-// flight for the read lane until then.
+// markAhead is how many batches' published rows may wait for their mark
+// (marks.go) before a lane waits for the mark goroutine.
+const markAhead = 2
+
+// publishBatch publishes records (in Seq order) wave by wave and records
+// the outcome: wave k holds the k-th record of each aggregate, so the
+// publisher never gets two events of one aggregate at once, and a failure
+// holds back the later records of its aggregate. Failures are written
+// before publishBatch returns (a hand-over (fast) batch's aggregates stay
+// in flight for the read lane until then); published rows are remembered
+// at once and queued for their mark (marks.go), so that the lane publishes
+// its next batch while the mark is written.
 //
 // It returns the aggregates held behind a failure in this batch.
 func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) map[string]bool {
@@ -123,18 +129,25 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 
 	rn.mu.Lock()
 	token := rn.token
+	rn.remember(out.published)
 	rn.mu.Unlock()
 	failErr := rn.writeFailures(ctx, hctx, token, out)
 	r.c.released.Add(uint64(out.skipped))
-	markErr := rn.writeMark(ctx, token, out.published, out.unblock)
 	if fast {
 		rn.releaseFast(recs)
 	}
-	err := errors.Join(failErr, markErr)
-	if err != nil && res.dbErr == nil {
-		res.dbErr = err
+	if failErr != nil && res.dbErr == nil {
+		res.dbErr = failErr
 	}
-	rn.batchEnd(hctx, start, len(recs), out, err)
+	if len(out.published) == 0 {
+		rn.batchEnd(hctx, start, len(recs), out, failErr)
+		return held
+	}
+	ticket := rn.marks.push(&markJob{token: token, out: out, size: len(recs), hctx: hctx, start: start, failErr: failErr},
+		markAhead*r.cfg.BatchSize)
+	if !fast {
+		rn.readTicket = ticket
+	}
 	return held
 }
 
@@ -186,8 +199,12 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 			continue
 		}
 
+		// The Publish is not cut short when Run's ctx ends: the broker may
+		// already hold the messages, and a relay that stops cleanly must
+		// mark what it sent, or the partitions' next owner sends it again.
+		// A stop waits for it, bounded by PublishTimeout.
 		errs := make([]error, len(msgs))
-		pctx, cancel := context.WithTimeout(hctx, r.cfg.PublishTimeout)
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(hctx), r.cfg.PublishTimeout)
 		r.pub.Publish(pctx, msgs, errs)
 		cancel()
 		ackAt := r.cfg.Clock()
@@ -286,7 +303,8 @@ func errorText(err error) string {
 // token: rows of partitions the relay lost are left to their new owner. It
 // runs on a context detached from ctx's cancellation, bounded by
 // finishTimeout, so that a stopping relay still marks what the broker
-// confirmed.
+// confirmed. The rows were remembered when the broker acknowledged them;
+// a failed mark forgets them, so that they are read and published again.
 func (rn *run) writeMark(ctx context.Context, token string, published, unblock []int64) error {
 	if len(published) == 0 {
 		return nil
@@ -296,18 +314,18 @@ func (rn *run) writeMark(ctx context.Context, token string, published, unblock [
 	defer cancel()
 	n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: token, Seqs: published, Unblock: unblock,
 		At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
-	r.c.published.Add(uint64(len(published)))
 	if err != nil {
+		rn.mu.Lock()
+		rn.unremember(published)
+		rn.mu.Unlock()
 		return fmt.Errorf("relay: mark published: %w", err)
 	}
-	// Remembered even when some rows were in partitions the session lost
-	// (the mark left them pending): until the owner sees the loss, the
-	// next reads would return them and publish them again and again. A new
-	// session of the run forgets them (run.apply), so that they are
-	// published if the run owns their partitions again.
-	rn.mu.Lock()
-	rn.remember(published)
-	rn.mu.Unlock()
+	r.c.published.Add(uint64(len(published)))
+	// Rows of partitions the session lost (the mark left them pending)
+	// stay remembered: until the owner sees the loss, the next reads would
+	// return them and publish them again and again. A new session of the
+	// run forgets them (run.apply), so that they are published if the run
+	// owns their partitions again.
 	if n != int64(len(published)) {
 		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
 			"owner", r.cfg.Owner, "published", len(published), "marked", n)

@@ -37,14 +37,23 @@
 // batches come back full. Wakes arriving during a cycle cause at most one
 // further cycle.
 //
-// A cycle first publishes the rows that time-critical transactions of this
-// process handed over at commit (txoutbox.WithRelay: rows of partitions the
-// relay owns, with no earlier event of their aggregate pending), with no
-// read at all; then it reads its partitions. Each batch is published in
+// Beside the publish loop, a hand-over lane publishes the rows that
+// time-critical transactions of this process hand over at commit
+// (txoutbox.WithRelay: rows of partitions the relay owns, with no earlier
+// event of their aggregate pending), with no read at all, so that a
+// time-critical event never waits behind a batch of ordinary ones. The
+// lanes leave each other's aggregates in flight alone. Each batch is published in
 // waves: wave k holds the k-th event of each aggregate in the batch, so a
 // Publisher never sees two events of one aggregate in one call. When an
-// event fails, the later events of its aggregate wait. All successes of a
-// batch are marked in one statement.
+// event fails, the later events of its aggregate wait.
+//
+// Marks are off the publish path: what the broker acknowledged is
+// remembered at once (neither lane publishes it again) and marked by a
+// goroutine of the run, one statement for all the batches that queued
+// meanwhile, while the lanes go on publishing: a backlog's next batch,
+// read while the previous one was in the broker's hands, is published
+// while that one is marked. A partition is released only once what was
+// published of it is marked.
 //
 // # Failures
 //
@@ -67,9 +76,12 @@
 //
 // # Stopping
 //
-// When Run's context ends, the batch in flight is finished: events the broker
+// When Run's context ends, the batches in flight are finished: their
+// Publish calls run to their end (bounded by Config.PublishTimeout: the
+// broker may already hold the messages), and the events the broker
 // confirmed are marked, on a short context of their own; then the session
-// ends and its partitions are free at once for the other relays. Run
+// ends and its partitions are free at once for the other relays, which so
+// publish none of them again. Run
 // returns only after every goroutine it started has ended; all state of a
 // run lives in that run, so a relay may Run again.
 //

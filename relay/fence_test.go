@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/notify"
 )
 
 // fencedOnce is a dialect whose first Mark changes nothing and reports
@@ -39,12 +38,7 @@ func TestFencedMarkDoesNotRepublish(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		e.d = &fencedOnce{Dialect: e.d}
 		rec := newRecorder(nil)
-		sig := notify.NewLocal()
-		cfg := testConfig("r1")
-		cfg.Sources = []notify.Source{sig}
-		r := newRelay(t, e, rec, cfg)
-		start(t, r)
-		waitOwnsAll(t, e, r)
+		sig, _ := startWoken(t, e, rec, testConfig("r1"))
 		e.insert(t, e.events("a", 0, 3))
 		sig.Notify()
 		waitFor(t, 10*time.Second, "the first publish", func() bool { return rec.published() >= 3 })
@@ -74,10 +68,10 @@ func TestNewSessionForgetsPublishedRows(t *testing.T) {
 		recs[i].Seq, recs[i].Partition = int64(10+i), i
 		recs[i].AggregateType, recs[i].AggregateID = "t", strconv.Itoa(i)
 	}
-	var res cycleResult
 	keep := func() []dialects.Record {
 		defer rn.endRead()
-		return rn.keep(slices.Clone(recs), nil, &res)
+		out, _, _ := rn.keep(slices.Clone(recs), nil, len(recs))
+		return out
 	}
 	if got := keep(); len(got) != 0 {
 		t.Fatalf("kept %v, want none: both were published", got)
@@ -92,4 +86,84 @@ func TestNewSessionForgetsPublishedRows(t *testing.T) {
 	if got := keep(); len(got) != 2 {
 		t.Fatalf("kept %v after a new session took the partitions, want both", got)
 	}
+}
+
+// gatedBroker is a Publisher whose broker receives every message the
+// moment Publish is called, and acknowledges only once open is closed; a
+// Publish whose context ends first reports the context's error, as a real
+// client does when it stops waiting for acknowledgements the broker may
+// still send.
+type gatedBroker struct {
+	open    chan struct{}
+	entered chan struct{} // receives once per Publish call, when it starts
+	mu      sync.Mutex
+	got     map[string]int
+}
+
+func (g *gatedBroker) Publish(ctx context.Context, batch []Message, errs []error) {
+	g.mu.Lock()
+	for _, m := range batch {
+		g.got[m.ID]++
+	}
+	g.mu.Unlock()
+	select {
+	case g.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		for i := range errs {
+			errs[i] = ctx.Err()
+		}
+	}
+}
+
+// A relay stopped while a Publish is in flight lets it finish and marks
+// what the broker acknowledged, so that the relay taking its partitions
+// does not publish those events a second time. Relays that leave cleanly
+// (a rebalance down, a deploy) must not duplicate what they already sent.
+func TestStopFinishesThePublishInFlight(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		g := &gatedBroker{open: make(chan struct{}), entered: make(chan struct{}, 1), got: map[string]int{}}
+		sig, stop1 := startWoken(t, e, g, testConfig("r1"))
+		e.insert(t, e.events("a", 0, 3))
+		sig.Notify()
+		select {
+		case <-g.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the relay did not publish")
+		}
+		stopped := make(chan struct{})
+		go func() { stop1(); close(stopped) }()
+		time.Sleep(50 * time.Millisecond) // the stop reaches the relay mid-Publish
+		close(g.open)                     // then the broker acknowledges
+		<-stopped
+
+		rec := newRecorder(nil)
+		cfg2 := testConfig("r2")
+		cfg2.PollInterval = 20 * time.Millisecond
+		r2 := newRelay(t, e, rec, cfg2)
+		start(t, r2)
+		waitOwnsAll(t, e, r2)
+		waitFor(t, 10*time.Second, "no pending rows", func() bool { return e.stats(t).Pending == 0 })
+		time.Sleep(100 * time.Millisecond) // a second relay's read would have published by now
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if len(g.got) != 1 {
+			t.Fatalf("the stopped relay sent %d events, want 1 (the first wave)", len(g.got))
+		}
+		for _, m := range rec.snapshot() {
+			g.got[m.ID]++
+		}
+		if len(g.got) != 3 {
+			t.Errorf("%d events delivered, want 3", len(g.got))
+		}
+		for id, n := range g.got {
+			if n != 1 {
+				t.Errorf("event %s delivered %d times, want once: the next relay published what the stopped relay had sent and the broker acknowledged", id, n)
+			}
+		}
+		rec.check(t)
+	})
 }

@@ -22,6 +22,7 @@ type handoff struct {
 	wake    chan struct{} // the running relay's hand-over wake; nil when not running
 	lazy    chan struct{}
 	recs    []dialects.Record
+	aggs    map[string]int // aggregates of recs: the read lane leaves them to the hand-over lane
 	read    bool
 	running bool
 }
@@ -30,6 +31,7 @@ func (h *handoff) attach(wake, lazy chan struct{}) {
 	h.mu.Lock()
 	h.wake, h.lazy, h.running = wake, lazy, true
 	h.recs, h.read = nil, false
+	clear(h.aggs)
 	h.mu.Unlock()
 }
 
@@ -40,6 +42,7 @@ func (h *handoff) detach() {
 	h.mu.Lock()
 	h.wake, h.lazy, h.running = nil, nil, false
 	h.recs, h.read = nil, false
+	clear(h.aggs)
 	h.mu.Unlock()
 }
 
@@ -74,6 +77,12 @@ func (h *handoff) commit(c txoutbox.Commit) {
 	if len(c.Records) > 0 {
 		if len(h.recs)+len(c.Records) <= maxHandoff {
 			h.recs = append(h.recs, c.Records...)
+			if h.aggs == nil {
+				h.aggs = make(map[string]int)
+			}
+			for i := range c.Records {
+				h.aggs[aggKey(&c.Records[i])]++
+			}
 		} else {
 			h.read = true
 		}
@@ -89,6 +98,7 @@ func (h *handoff) take() ([]dialects.Record, bool) {
 	defer h.mu.Unlock()
 	recs, read := h.recs, h.read
 	h.recs, h.read = nil, false
+	clear(h.aggs)
 	return recs, read
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/uuid7"
+	"github.com/jitoutbox/jitoutbox/notify"
 )
 
 // env is one migrated test database and its dialect.
@@ -278,6 +279,18 @@ func start(t *testing.T, r *Relay) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// startWoken starts a relay on e, woken by a notify.Local of its own
+// (cfg.Sources), and waits until it owns every partition.
+func startWoken(t *testing.T, e env, pub Publisher, cfg Config) (sig *notify.Local, stop func()) {
+	t.Helper()
+	sig = notify.NewLocal()
+	cfg.Sources = []notify.Source{sig}
+	r := newRelay(t, e, pub, cfg)
+	stop = start(t, r)
+	waitOwnsAll(t, e, r)
+	return sig, stop
 }
 
 // armCycles arms the cycle test signal.

@@ -21,7 +21,7 @@ import (
 // row at or below its bound). So each lane leaves alone the aggregates the
 // other has in flight: the hand-over lane drops their handed-over rows
 // (the read lane publishes them), the read lane skips their rows in this
-// batch (the next read returns them, after the hand-over is marked).
+// batch (the next read returns them, once the hand-over batch has ended).
 
 // fastLoop is the hand-over lane: it publishes handed-over records as they
 // come, until ctx ends.
@@ -56,6 +56,7 @@ func (rn *run) fastLoop(ctx context.Context) {
 			}
 			recs = recs[n:]
 		}
+		rn.releaseFast(nil) // rows taken but not published (already published, moved) were left by the read lane too
 	}
 }
 
@@ -110,15 +111,26 @@ func (rn *run) releaseFast(batch []dialects.Record) {
 
 // keep drops, from a batch the read lane read (ahead), the rows of
 // aggregates held behind a failure of an earlier batch of the chain, the
-// rows of partitions no longer owned, the rows the hand-over lane published
-// since the read, and the rows of aggregates the hand-over lane has in
-// flight (the read lane is woken when they are released); it records the kept
-// rows' aggregates as in flight for the hand-over lane.
-func (rn *run) keep(recs []dialects.Record, held map[string]bool, res *cycleResult) []dialects.Record {
-	out := recs[:0:0]
+// rows of partitions no longer owned, the rows published since the read or
+// still waiting for their mark, and the rows of aggregates the hand-over
+// lane has queued or in flight (the read lane is woken when they are
+// released); it keeps at most max rows and records their aggregates as in
+// flight for the hand-over lane. bound is the Seq up to which recs were
+// looked at (the last kept row's when cut: rows past max were left for
+// the next read).
+func (rn *run) keep(recs []dialects.Record, held map[string]bool, max int) (out []dialects.Record, bound int64, cut bool) {
+	out = recs[:0:0]
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
+	h := &rn.r.hand
+	h.mu.Lock() // lock order: rn.mu, then hand.mu
+	defer h.mu.Unlock()
 	for i := range recs {
+		if len(out) == max {
+			cut = true
+			break
+		}
+		bound = recs[i].Seq
 		k := aggKey(&recs[i])
 		if held[k] {
 			continue
@@ -129,7 +141,10 @@ func (rn *run) keep(recs []dialects.Record, held map[string]bool, res *cycleResu
 		if _, ok := slices.BinarySearch(rn.active, recs[i].Partition); !ok {
 			continue
 		}
-		if rn.fastAggs[k] {
+		if rn.fastAggs[k] || h.aggs[k] > 0 {
+			// Handed over and queued or in flight: the hand-over lane
+			// publishes them (a read would race it for rows it takes at
+			// once), and wakes this lane when it is done with them.
 			rn.readWaiting = true
 			continue
 		}
@@ -138,7 +153,7 @@ func (rn *run) keep(recs []dialects.Record, held map[string]bool, res *cycleResu
 	for i := range out {
 		rn.readAggs[aggKey(&out[i])] = true
 	}
-	return out
+	return out, bound, cut
 }
 
 // endRead clears the read lane's aggregates in flight.
@@ -149,8 +164,9 @@ func (rn *run) endRead() {
 }
 
 // remember records published seqs (called with rn.mu held), so that a
-// hand-over or a read that arrives after the row was published and marked
-// does not publish it again; the oldest are forgotten past recentSeqs.
+// hand-over or a read that arrives after the row was published (its mark
+// queued or written) does not publish it again; the oldest are forgotten
+// past recentSeqs.
 func (rn *run) remember(seqs []int64) {
 	for _, s := range seqs {
 		rn.recent[s] = struct{}{}
@@ -161,6 +177,15 @@ func (rn *run) remember(seqs []int64) {
 			delete(rn.recent, s)
 		}
 		rn.recentQ = append(rn.recentQ[:0], rn.recentQ[over:]...)
+	}
+}
+
+// unremember drops seqs whose mark failed (called with rn.mu held): they
+// are pending again and must be published again. Their recentQ entries go
+// when they are the oldest.
+func (rn *run) unremember(seqs []int64) {
+	for _, s := range seqs {
+		delete(rn.recent, s)
 	}
 }
 

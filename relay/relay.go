@@ -68,9 +68,11 @@ func (r *Relay) Dialect() dialects.Dialect { return r.d }
 // (dialects.ErrSchemaVersion, dialects.ErrPartitionMismatch), or a Source
 // cannot be listened to. A database that cannot be reached at start (down,
 // restarting) is not an error: Run logs it and retries with back-off. On
-// stop, the batch in flight is finished (events the broker confirmed are
-// marked) and the relay's partitions are released, so that other relays
-// take them at once. No goroutine started by Run outlives it.
+// stop, the batch in flight is finished: its Publish call runs to its end
+// (bounded by PublishTimeout, so a stop can take that long), events the
+// broker confirmed are marked, and the relay's partitions are released, so
+// that other relays take them at once and send none of them again. No
+// goroutine started by Run outlives it.
 func (r *Relay) Run(ctx context.Context) error {
 	if !r.running.CompareAndSwap(false, true) {
 		return ErrRunning
@@ -125,9 +127,16 @@ func (r *Relay) Run(ctx context.Context) error {
 		defer close(fastDone)
 		rn.fastLoop(ctx)
 	}()
+	markStop, markDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(markDone)
+		rn.markLoop(markStop)
+	}()
 	rn.loop(ctx)
 	<-fastDone
-	close(rn.loopDone) // both lanes are done: the owner may end the session
+	close(markStop) // both lanes are done: what they published is marked
+	<-markDone
+	close(rn.loopDone) // the owner may end the session
 	return nil
 }
 

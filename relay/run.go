@@ -18,8 +18,8 @@ const retryMargin = 5 * time.Millisecond
 const dbLogEvery = time.Minute
 
 // recentSeqs bounds the seqs of published rows a run remembers, so that a
-// hand-over that arrives after the relay already read, published and
-// marked the same row is not published twice.
+// hand-over or a read that arrives after the relay already published the
+// same row (its mark queued or written) does not publish it twice.
 const recentSeqs = 1 << 14
 
 // run is the state of one Run: everything a run changes lives here, made
@@ -30,11 +30,13 @@ type run struct {
 		urgent, lazy, handoff chan struct{}
 	}
 	own      *owner
+	marks    *markQueue
 	updates  chan ownUpdate
 	loopDone chan struct{}
 
 	// Read lane state, touched only by the publish loop's goroutine.
-	active     []int // partitions published now, sorted
+	active     []int  // partitions published now, sorted
+	readTicket uint64 // the mark queue's ticket of the read lane's last batch
 	dbFailing  bool
 	dbErrCount int
 	dbLoggedAt time.Time
@@ -62,7 +64,7 @@ type run struct {
 }
 
 func newRun(r *Relay, parts int) *run {
-	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
+	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}), marks: newMarkQueue(),
 		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool)}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
@@ -107,6 +109,7 @@ func (rn *run) apply(u ownUpdate) bool {
 		}
 	}
 	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first
+	rn.marks.idle()     // and every mark is written under the token it was published with
 	rn.active = u.active
 	rn.mu.Lock()
 	if u.token != rn.token {
@@ -150,6 +153,11 @@ func (rn *run) loop(ctx context.Context) {
 		var res cycleResult
 		if len(rn.active) > 0 {
 			res = rn.cycle(ctx)
+		}
+		if rn.r.ts.cycle != nil {
+			// Tests read a finished cycle's outcome from the table: the
+			// signal waits for the cycle's marks (the relay itself does not).
+			rn.marks.waitWritten(rn.readTicket)
 		}
 		rn.r.ts.cycleDone(ctx, cycleSignal{Reason: reason, Claimed: res.claimed, Published: res.published, Outage: res.outage, DBError: res.dbErr})
 		if ctx.Err() != nil {
@@ -230,26 +238,37 @@ func (rn *run) cycle(ctx context.Context) cycleResult {
 	var res cycleResult
 	rn.applyPending()
 	rn.read(ctx, &res)
+	if err := rn.marks.takeErr(); err != nil && res.dbErr == nil && ctx.Err() == nil {
+		res.dbErr = err // a mark failed: back off like any database error
+	}
 	rn.afterCycle(ctx, &res)
 	return res
 }
 
 // readResult is one read's outcome.
 type readResult struct {
-	recs []dialects.Record
-	err  error
+	recs  []dialects.Record
+	limit int // the rows asked for
+	err   error
 }
 
 // startRead reads a batch of the owned partitions, with Seq > after, on a
 // goroutine: the read ahead that overlaps the database's read with the
 // broker's acknowledgements of the batch in flight. The channel receives
 // exactly one result.
-func (rn *run) startRead(ctx context.Context, after int64) <-chan readResult {
+func (rn *run) startRead(ctx context.Context, after int64, limit int) <-chan readResult {
 	ch := make(chan readResult, 1)
-	req := dialects.ReadRequest{Partitions: rn.active, After: after, Limit: rn.r.cfg.BatchSize, Now: rn.r.cfg.Clock()}
+	req := dialects.ReadRequest{Partitions: rn.active, After: after, Limit: limit, Now: rn.r.cfg.Clock()}
+	ticket := rn.readTicket
 	go func() {
+		if after > 0 {
+			// A read ahead leaves out aggregates with a pending row at or
+			// below its bound: the rows of the read lane's last marked
+			// batch must not count as pending.
+			rn.marks.waitWritten(ticket)
+		}
 		recs, err := rn.r.d.Read(ctx, rn.r.db, req)
-		ch <- readResult{recs, err}
+		ch <- readResult{recs, limit, err}
 	}()
 	return ch
 }
@@ -277,7 +296,10 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			rr = <-ahead
 			ahead = nil
 		} else {
-			rr = <-rn.startRead(ctx, 0)
+			// A read from the start also returns the rows published and
+			// still waiting for their marks (kept out by keep): it reads
+			// that many more, rather than wait for the marks.
+			rr = <-rn.startRead(ctx, 0, rn.r.cfg.BatchSize+min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize))
 			held = nil
 		}
 		if rr.err != nil {
@@ -286,11 +308,14 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			}
 			return total, false
 		}
-		full := len(rr.recs) >= rn.r.cfg.BatchSize
+		full := len(rr.recs) >= rr.limit
 		if prefetched && 2*len(rr.recs) < rn.r.cfg.BatchSize {
 			aheadOff = true
 		}
-		recs := rn.keep(rr.recs, held, res)
+		recs, bound, cut := rn.keep(rr.recs, held, rn.r.cfg.BatchSize)
+		if cut {
+			full = true // rows past the batch were left for the next read
+		}
 		if len(rr.recs) == 0 && !prefetched {
 			return total, true
 		}
@@ -299,7 +324,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			res.claimed += len(recs)
 			total += len(recs)
 			if full && !aheadOff {
-				ahead = rn.startRead(ctx, rr.recs[len(rr.recs)-1].Seq)
+				ahead = rn.startRead(ctx, bound, rn.r.cfg.BatchSize)
 			}
 			// Aggregates held in any batch of this chain of reads ahead
 			// stay held until a read from the start: their skipped rows
@@ -331,7 +356,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			continue // a short read ahead, or none: read from the start
 		}
 		if ahead == nil {
-			ahead = rn.startRead(ctx, rr.recs[len(rr.recs)-1].Seq)
+			ahead = rn.startRead(ctx, bound, rn.r.cfg.BatchSize)
 		}
 	}
 	if ahead != nil {
