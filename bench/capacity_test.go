@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -132,10 +131,10 @@ func BenchmarkCapacity(b *testing.B) {
 					tr := newLatTracker()
 					cur.Store(tr)
 					r := capStep(b, ob, tr, f*before)
-					b.Logf("%s: offered %.0f/s (%.2f of baseline): reached %.0f/s, time-critical p50 %.2f ms, p99 %.2f ms (commit -> batch start p99 %.2f ms, batch start -> ack p99 %.2f ms), sustained %v; "+
-						"time-critical from a read: %d of %d (p99 %.2f ms; handed over p99 %.2f ms); hand-over batches %d (%.1f rows each), read batches %d (%.1f rows each); cpu-busy %.2f, this process %.0f µs CPU per commit",
-						dbName, r.offered, f, r.reached, ms(r.p50), ms(r.p99), ms(r.claimP99), ms(r.pubP99), r.ok,
-						r.read, r.measured, ms(r.readP99), ms(r.handedP99), r.fastBatches, perRow(r.fastRows, r.fastBatches), r.scanBatches, perRow(r.scanRows, r.scanBatches), r.cpuBusy, r.selfUSPerCommit)
+					b.Logf("%s: offered %.0f/s (%.2f of baseline): reached %.0f/s, time-critical p50 %.2f ms, p99 %.2f ms (commit -> batch start p99 %.2f ms, batch start -> ack p99 %.2f ms, ack -> consumer p99 %.2f ms), sustained %v; "+
+						"time-critical from a read: %d of %d (p99 %.2f ms; handed over p99 %.2f ms); hand-over batches %d (%.1f rows each), read batches %d (%.1f rows each); cpu-busy %.2f; CPU µs per commit: machine %.0f, this process %.0f, servers: %s",
+						dbName, r.offered, f, r.reached, ms(r.p50), ms(r.p99), ms(r.claimP99), ms(r.pubP99), ms(r.delivP99), r.ok,
+						r.read, r.measured, ms(r.readP99), ms(r.handedP99), r.fastBatches, perRow(r.fastRows, r.fastBatches), r.scanBatches, perRow(r.scanRows, r.scanBatches), r.cpuBusy, r.machineUSPerCommit, r.selfUSPerCommit, r.servers)
 					if r.ok && r.reached > best.reached {
 						best = r
 					}
@@ -192,6 +191,8 @@ type capResult struct {
 	// started (the hand-over, or waiting behind the batch in flight), and
 	// batch start -> PubAck.
 	claimP99, pubP99 time.Duration
+	// PubAck -> the consumer received it (the broker's delivery).
+	delivP99 time.Duration
 	// Time-critical events the relay published from a read batch (not
 	// handed over), of all measured, and their p99; the p99 of the
 	// handed-over ones.
@@ -202,6 +203,8 @@ type capResult struct {
 	// Busy fraction of all cores (the whole machine) and this process's
 	// CPU per commit, over the commit window.
 	cpuBusy, selfUSPerCommit float64
+	machineUSPerCommit       float64
+	servers                  string // each server's CPU µs per commit
 	ok                       bool
 }
 
@@ -239,7 +242,7 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 	interval := time.Duration(float64(time.Second) / rate)
 	var last atomic.Int64 // ns since start of the last commit's return
 	var wg sync.WaitGroup
-	var cpu cpuMeter
+	cpu := cpuMeter{servers: true}
 	cpu.start()
 	for w := 0; w < *capWriters; w++ {
 		wg.Add(1)
@@ -304,7 +307,7 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 			b.Fatalf("capacity: %d of %d time-critical events received after 60s", tr.n.Load(), want)
 		}
 	}
-	var lat, claim, pubd, readLat, handedLat []time.Duration
+	var lat, claim, pubd, deliv, readLat, handedLat []time.Duration
 	tr.mu.Lock()
 	for _, e := range tr.ev {
 		if c, r := e.commit.Load(), e.recv.Load(); c != 0 && r != 0 {
@@ -312,6 +315,7 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 			if cl, a := e.claimed.Load(), e.ack.Load(); cl != 0 && a != 0 {
 				claim = append(claim, time.Duration(cl-c))
 				pubd = append(pubd, time.Duration(a-cl))
+				deliv = append(deliv, time.Duration(r-a))
 				if e.read.Load() {
 					readLat = append(readLat, time.Duration(r-c))
 				} else {
@@ -332,12 +336,14 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 		return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)]
 	}
 	r := capResult{offered: rate, reached: float64(committed) / window.Seconds(), p50: q(lat, 0.5), p99: q(lat, 0.99),
-		claimP99: q(claim, 0.99), pubP99: q(pubd, 0.99),
+		claimP99: q(claim, 0.99), pubP99: q(pubd, 0.99), delivP99: q(deliv, 0.99),
 		read: len(readLat), measured: len(lat), readP99: q(readLat, 0.99), handedP99: q(handedLat, 0.99),
 		fastRows: tr.fastRows.Load(), fastBatches: tr.fastBatches.Load(), scanRows: tr.scanRows.Load(), scanBatches: tr.scanBatches.Load()}
 	if cpu.ok && cpu.wall > 0 {
-		r.cpuBusy = cpu.busy.Seconds() / (cpu.wall.Seconds() * float64(runtime.NumCPU()))
+		r.cpuBusy = cpu.busyFraction()
 		r.selfUSPerCommit = float64(cpu.self.Microseconds()) / float64(cpu.events)
+		r.machineUSPerCommit, _ = cpu.perEvent()
+		r.servers = cpu.split.perEvent(cpu.events)
 	}
 	r.ok = r.reached >= 0.95*rate && r.p99 <= capP99
 	return r
@@ -374,6 +380,8 @@ func capBaseline(b *testing.B, db *sql.DB, d dialects.Dialect, q string, parts i
 	var genMu sync.Mutex
 	var n atomic.Int64
 	var failed atomic.Pointer[error]
+	cpu := cpuMeter{servers: true}
+	cpu.start()
 	start := time.Now()
 	deadline := start.Add(*capWindow)
 	var wg sync.WaitGroup
@@ -408,8 +416,14 @@ func capBaseline(b *testing.B, db *sql.DB, d dialects.Dialect, q string, parts i
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu.stop(int(max(n.Load(), 1)))
 	if p := failed.Load(); p != nil {
 		b.Fatalf("capacity baseline: %v", *p)
+	}
+	if us, ok := cpu.perEvent(); ok {
+		b.Logf("baseline: %.0f commits/s; cpu-busy %.2f; CPU µs per commit: machine %.0f, this process %.0f, servers: %s",
+			float64(n.Load())/elapsed.Seconds(), cpu.busyFraction(), us,
+			float64(cpu.self.Microseconds())/float64(cpu.events), cpu.split.perEvent(cpu.events))
 	}
 	if _, err := db.ExecContext(ctx, "DELETE FROM "+d.Table()); err != nil {
 		b.Fatal(err)

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,14 +19,14 @@ type cpuMeter struct {
 	wall, busy, self time.Duration
 	events           int
 	// servers, when set, also meters the database and broker servers of
-	// this machine (every process named as one: servers): what the
-	// machine spent besides them and this process is other programs'.
+	// this machine (every process named as one: servers), each kind
+	// apart: what the machine spent besides them and this process is
+	// other programs'.
 	servers bool
-	srv     time.Duration
+	split   *serverSplit
 
 	t0           time.Time
 	busy0, self0 time.Duration
-	srv0         map[int]time.Duration
 	ok           bool
 }
 
@@ -37,7 +39,10 @@ func (m *cpuMeter) start() {
 	m.busy0, m.ok = machineBusy()
 	m.self0 = selfCPU()
 	if m.servers {
-		m.srv0 = procCPUEach(findProcesses(serverNames...))
+		if m.split == nil {
+			m.split = newServerSplit(serverNames...)
+		}
+		m.split.start()
 	}
 }
 
@@ -50,13 +55,17 @@ func (m *cpuMeter) stop(events int) {
 	m.self += selfCPU() - m.self0
 	m.events += events
 	if m.servers {
-		// A server process that started in the window (a PostgreSQL
-		// backend for a new connection) counts whole; one that ended in
-		// it is left out.
-		for pid, t := range procCPUEach(findProcesses(serverNames...)) {
-			m.srv += t - m.srv0[pid]
-		}
+		m.split.stop()
 	}
+}
+
+// busyFraction returns the machine's busy fraction of all its cores over
+// the windows.
+func (m *cpuMeter) busyFraction() float64 {
+	if m.wall <= 0 {
+		return 0
+	}
+	return m.busy.Seconds() / (m.wall.Seconds() * float64(runtime.NumCPU()))
 }
 
 // others returns the cores other programs kept busy over the windows:
@@ -66,7 +75,7 @@ func (m *cpuMeter) others() (float64, bool) {
 	if !m.servers || !m.ok || m.wall <= 0 {
 		return 0, false
 	}
-	return max(m.busy-m.self-m.srv, 0).Seconds() / m.wall.Seconds(), true
+	return max(m.busy-m.self-m.split.total(), 0).Seconds() / m.wall.Seconds(), true
 }
 
 // perEvent returns the machine's CPU microseconds per event, false when
@@ -90,7 +99,7 @@ func (m *cpuMeter) report(b *testing.B, prefix, unit string) {
 	}
 	b.ReportMetric(busy, prefix+"cpu-µs/"+unit)
 	b.ReportMetric(float64(m.self.Microseconds())/float64(m.events), prefix+"self-cpu-µs/"+unit)
-	b.ReportMetric(m.busy.Seconds()/(m.wall.Seconds()*float64(runtime.NumCPU())), prefix+"cpu-busy")
+	b.ReportMetric(m.busyFraction(), prefix+"cpu-busy")
 }
 
 // TestCPUMeter checks the meter on Linux: a window in which this process
@@ -181,4 +190,48 @@ func TestProcMeter(t *testing.T) {
 	if newProcMeter(nil).ok {
 		t.Fatal("a meter without processes is ok")
 	}
+}
+
+// serverSplit adds up, over timed windows, the CPU of each kind of server
+// process (by command name), to say where a benchmark's machine CPU went.
+// A process that started in a window (a PostgreSQL backend for a new
+// connection) counts whole; one that ended in it is left out.
+type serverSplit struct {
+	names []string
+	t0    map[int]time.Duration
+	by    map[string]time.Duration
+}
+
+func newServerSplit(names ...string) *serverSplit {
+	return &serverSplit{names: names, by: map[string]time.Duration{}}
+}
+
+func (s *serverSplit) start() { s.t0 = procCPUEach(findProcesses(s.names...)) }
+
+func (s *serverSplit) stop() {
+	for _, name := range s.names {
+		for pid, t := range procCPUEach(findProcesses(name)) {
+			s.by[name] += t - s.t0[pid]
+		}
+	}
+}
+
+// total returns the CPU of every kind of server together.
+func (s *serverSplit) total() time.Duration {
+	var t time.Duration
+	for _, d := range s.by {
+		t += d
+	}
+	return t
+}
+
+// perEvent formats each server's CPU µs per event, "name N" pairs.
+func (s *serverSplit) perEvent(events int) string {
+	var b strings.Builder
+	for _, name := range s.names {
+		if events > 0 {
+			fmt.Fprintf(&b, " %s %.0f", name, float64(s.by[name].Microseconds())/float64(events))
+		}
+	}
+	return strings.TrimSpace(b.String())
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/internal/uuid7"
@@ -73,6 +74,9 @@ func openDBDSN(b *testing.B, name string, conns int) (*sql.DB, dialects.Dialect,
 	d := testdb.NewDialect(b, dialect)
 	if err := d.Migrate(context.Background(), db); err != nil {
 		b.Fatal(err)
+	}
+	if name == "sqlite" {
+		conns = min(conns, sqlite.MaxOpenConns) // the pool the dialect asks for (its package doc says why)
 	}
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)

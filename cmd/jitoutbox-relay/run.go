@@ -159,6 +159,9 @@ func openDB(cfg config, log *slog.Logger) (*sql.DB, dialects.Dialect, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("open %s database: %w", cfg.dialect, err)
 	}
+	if cfg.dialect == "sqlite" {
+		db.SetMaxOpenConns(sqlite.MaxOpenConns)
+	}
 	return db, d, nil
 }
 

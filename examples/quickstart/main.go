@@ -98,6 +98,7 @@ func run(orders, rate int, logw io.Writer) error {
 		return err
 	}
 	defer db.Close()
+	db.SetMaxOpenConns(sqlite.MaxOpenConns) // SQLite writes one at a time: a small pool keeps writers from starving
 	dialect, err := sqlite.New()
 	if err != nil {
 		return err
