@@ -234,13 +234,14 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	}
 	sum.drainTime = time.Since(drainStart)
 
-	// The broker must hold exactly what the consumer saw (a duplicate that
-	// reached it after the catch-up shows up here too), where it can tell.
-	sum.streamMsgs, sum.streamCounted, sum.storedErr = waitStoredSeen(ctx, br, rec, 15*time.Second)
-
 	for _, err := range relays.stop() {
 		sum.stopErrors = append(sum.stopErrors, err.Error())
 	}
+	// The broker must hold exactly what the consumer saw, where it can
+	// tell. Counted once every relay has stopped: a stopping relay finishes
+	// its Publish in flight, and a late duplicate it sends (a relay that
+	// had lost its partitions without knowing yet) must be in both counts.
+	sum.streamMsgs, sum.streamCounted, sum.storedErr = waitStoredSeen(ctx, br, rec, 15*time.Second)
 	sum.kills = relays.kills
 	sum.leaves = relays.leaves
 	sum.joins, sum.departures = relays.joins, relays.departures
