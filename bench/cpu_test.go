@@ -91,7 +91,7 @@ func (m *cpuMeter) perEvent() (float64, bool) {
 // <prefix>self-cpu-µs/<unit> (this process: the relays or the bare loop,
 // the client libraries and the benchmark's own bookkeeping) and
 // <prefix>cpu-busy (the machine's busy fraction of all its cores over the
-// windows).
+// windows); with servers set, it logs each server's share per unit.
 func (m *cpuMeter) report(b *testing.B, prefix, unit string) {
 	busy, ok := m.perEvent()
 	if !ok || m.wall <= 0 {
@@ -100,6 +100,9 @@ func (m *cpuMeter) report(b *testing.B, prefix, unit string) {
 	b.ReportMetric(busy, prefix+"cpu-µs/"+unit)
 	b.ReportMetric(float64(m.self.Microseconds())/float64(m.events), prefix+"self-cpu-µs/"+unit)
 	b.ReportMetric(m.busyFraction(), prefix+"cpu-busy")
+	if m.servers {
+		b.Logf("%scpu-µs/%s by server: %s", prefix, unit, m.split.perEvent(m.events))
+	}
 }
 
 // TestCPUMeter checks the meter on Linux: a window in which this process

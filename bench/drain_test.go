@@ -297,6 +297,41 @@ func (st *stageTimes) report(b *testing.B) {
 	}
 }
 
+// dialectCounts counts the statements a drain's relays send through a
+// dialect (reads, empty reads, rows read, marks): the database work behind
+// its CPU per event.
+type dialectCounts struct {
+	reads, empty, rows, marks atomic.Int64
+}
+
+type countedDialect struct {
+	dialects.Dialect
+	c *dialectCounts
+}
+
+func (d countedDialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+	recs, err := d.Dialect.Read(ctx, db, req)
+	d.c.reads.Add(1)
+	d.c.rows.Add(int64(len(recs)))
+	if len(recs) == 0 {
+		d.c.empty.Add(1)
+	}
+	return recs, err
+}
+
+func (d countedDialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
+	d.c.marks.Add(1)
+	return d.Dialect.Mark(ctx, db, m)
+}
+
+func (c *dialectCounts) dialect(d dialects.Dialect) dialects.Dialect { return countedDialect{d, c} }
+
+// log logs the counts of a drain of events by relays.
+func (c *dialectCounts) log(b *testing.B, relays, events int) {
+	b.Logf("relays=%d: %d reads (%d empty), %.2f rows read per event, %d marks",
+		relays, c.reads.Load(), c.empty.Load(), float64(c.rows.Load())/float64(events), c.marks.Load())
+}
+
 // publishedCounter is a relay.Hooks that counts published events and
 // signals when a target is reached, so that the benchmark waits without
 // querying the database it measures.
@@ -341,8 +376,9 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, bl backlog, relays, b
 		start := time.Now()
 		rctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
+		var dc dialectCounts
 		for r := 0; r < relays; r++ {
-			rl, err := relay.New(bd.db, bd.dialect, pub, relay.Config{
+			rl, err := relay.New(bd.db, dc.dialect(bd.dialect), pub, relay.Config{
 				BatchSize: batch, DeleteOnPublish: deleteOnPublish, Hooks: counter,
 			})
 			if err != nil {
@@ -359,6 +395,7 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, bl backlog, relays, b
 		total += time.Since(start)
 		stopProfile()
 		cpu.stop(bl.events)
+		dc.log(b, relays, bl.events)
 		events += bl.events
 		cancel()
 		wg.Wait()

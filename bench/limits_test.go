@@ -96,7 +96,8 @@ func BenchmarkDrainVsLimit(b *testing.B) {
 				for _, mode := range []string{"update", "delete"} {
 					b.Run(fmt.Sprintf("relays=%d/%s", relays, mode), func(b *testing.B) {
 						del := mode == "delete"
-						var limitCPU, jsCPU, serialCPU, partCPU, drainCPU cpuMeter
+						var limitCPU, jsCPU cpuMeter
+						serialCPU, partCPU, drainCPU := cpuMeter{servers: true}, cpuMeter{servers: true}, cpuMeter{servers: true}
 						limit := bareClaimMark(b, bd, relays, del, nil, &limitCPU)
 						_, prefix := testnats.Stream(b, js, func(c *jetstream.StreamConfig) { c.Storage = jetstream.FileStorage })
 						jetStreamAsync(b, js, prefix, &jsCPU)
