@@ -93,6 +93,17 @@ func seed(b *testing.B, bd *benchDB, n, aggs int) {
 			b.Fatal(err)
 		}
 	}
+	if bd.name == "postgres" {
+		// Every loop and drain starts from the same table: the rows the
+		// one before it updated and deleted are vacuumed away, not left for
+		// the next one's reads and autovacuum to pay for. Without it the
+		// loop that ran last paid for the others' dead tuples (the relay's
+		// drain: PostgreSQL CPU per event 18 µs when it ran first, 23-28 µs
+		// when it ran after the serial and partition loops).
+		if _, err := bd.db.ExecContext(ctx, "VACUUM "+bd.dialect.Table()); err != nil {
+			b.Fatal(err)
+		}
+	}
 	parts, err := bd.dialect.Partitions(ctx, bd.db)
 	if err != nil {
 		b.Fatal(err)
@@ -253,14 +264,14 @@ type timedDialect struct {
 	st *stageTimes
 }
 
-func (d timedDialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+func (d timedDialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
 	t := time.Now()
-	recs, err := d.Dialect.Read(ctx, db, req)
-	if len(recs) > 0 {
+	res, err := d.Dialect.Read(ctx, db, req)
+	if len(res.Records) > 0 {
 		d.st.claims.Add(1)
 		d.st.claimNS.Add(int64(time.Since(t)))
 	}
-	return recs, err
+	return res, err
 }
 
 func (d timedDialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
@@ -309,14 +320,14 @@ type countedDialect struct {
 	c *dialectCounts
 }
 
-func (d countedDialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
-	recs, err := d.Dialect.Read(ctx, db, req)
+func (d countedDialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
+	res, err := d.Dialect.Read(ctx, db, req)
 	d.c.reads.Add(1)
-	d.c.rows.Add(int64(len(recs)))
-	if len(recs) == 0 {
+	d.c.rows.Add(int64(len(res.Records)))
+	if len(res.Records) == 0 {
 		d.c.empty.Add(1)
 	}
-	return recs, err
+	return res, err
 }
 
 func (d countedDialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {

@@ -550,7 +550,9 @@ func BenchmarkLatencyStages(b *testing.B) {
 				})
 				var recs []dialects.Record
 				timeIt("read", func() {
-					recs, err = d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{part}, Limit: 500, Now: time.Now()})
+					var res dialects.ReadResult
+					res, err = d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{part}, Limit: 500, Now: time.Now()})
+					recs = res.Records
 					if err != nil || len(recs) != 1 || recs[0].ID != id {
 						b.Fatalf("read of partition %d: %d rows, %v", part, len(recs), err)
 					}

@@ -230,8 +230,9 @@ func partitionClaimMark(b *testing.B, bd *benchDB, workers int, del bool, pub *b
 			}
 		}
 		return func(ctx context.Context, w int) (int, error) {
-			recs, err := bd.dialect.Read(ctx, bd.db, dialects.ReadRequest{
+			res, err := bd.dialect.Read(ctx, bd.db, dialects.ReadRequest{
 				Partitions: owned[w], Limit: limitsBatch, Now: time.Now()})
+			recs := res.Records
 			if err != nil || len(recs) == 0 {
 				return 0, err
 			}

@@ -167,8 +167,9 @@ func (w claimMarkWindow) run(b *testing.B, readDB, markDB *sql.DB, cpu *cpuMeter
 		}
 		for range batches {
 			t0 := time.Now()
-			recs, err := d.Read(ctx, readDB, dialects.ReadRequest{Partitions: w.parts, Limit: w.n, Now: time.Now()})
+			res, err := d.Read(ctx, readDB, dialects.ReadRequest{Partitions: w.parts, Limit: w.n, Now: time.Now()})
 			t1 := time.Now()
+			recs := res.Records
 			if err != nil || len(recs) != w.n {
 				b.Fatalf("read %d rows of %d: %v", len(recs), w.n, err)
 			}

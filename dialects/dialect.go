@@ -181,17 +181,39 @@ type Mark struct {
 	Delete bool
 }
 
+// ReadResult is what a Read found.
+type ReadResult struct {
+	// Records are the pending, due, unblocked rows, in Seq order.
+	Records []Record
+	// Horizon, for a read from the start (After == 0), is the highest Seq
+	// of any row the read saw committed, in any state and any partition
+	// (0 on an empty table; a read ahead returns 0). Every row at or below
+	// it had taken its Seq before the read, so an earlier row of its
+	// aggregate that committed before it (transactions that write one
+	// aggregate serialise on it: the order docs/guarantees.md promises)
+	// was committed when the read looked: the read returned it, or it sat
+	// behind a block. A read ahead can then skip, for those rows, the
+	// costly look for an earlier pending row of the aggregate: the relay
+	// holds back the aggregates it did not publish itself.
+	Horizon int64
+}
+
 // ReadRequest asks for pending rows of owned partitions.
 type ReadRequest struct {
 	// Partitions are the partitions to read (those the relay owns).
 	Partitions []int
 	// After, when > 0, returns only rows with Seq > After: the relay's read
-	// ahead while a batch is in flight. It leaves out every row of an
-	// aggregate that has a pending row with Seq <= After (in flight, or a
-	// lower Seq that committed after the previous read): such a row must be
-	// published first. Reads without After find every pending row,
-	// including a lower Seq that committed after a higher one.
+	// ahead while a batch is in flight. A row above Horizon is left out
+	// when its aggregate has a pending row with Seq <= After (a lower Seq
+	// that committed after the read from the start: it must be published
+	// first). Reads without After find every pending row, including a
+	// lower Seq that committed after a higher one.
 	After int64
+	// Horizon is the ReadResult.Horizon of the read from the start that
+	// this read ahead follows (0: none). Rows at or below it are returned
+	// without looking for an earlier pending row of their aggregate: the
+	// relay knows every such row (see ReadResult.Horizon).
+	Horizon int64
 	// Limit is the most rows returned (> 0).
 	Limit int
 	// Now is the relay's clock.
@@ -251,7 +273,7 @@ type Dialect interface {
 	// lasts without a Check on dialects that use leases.
 	OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (Session, error)
 	// Read returns pending rows of owned partitions (see the rules above).
-	Read(ctx context.Context, db *sql.DB, req ReadRequest) ([]Record, error)
+	Read(ctx context.Context, db *sql.DB, req ReadRequest) (ReadResult, error)
 	// Mark sets the published state (or deletes) the rows of m.Seqs in
 	// partitions m.Token owns, removes the retry blocks of m.Unblock, and
 	// returns how many rows it changed.

@@ -114,8 +114,9 @@ func (rn *run) releaseFast(batch []dialects.Record) {
 // rows of partitions no longer owned, the rows published since the read or
 // still waiting for their mark, and the rows of aggregates the hand-over
 // lane has queued or in flight (the read lane is woken when they are
-// released); it keeps at most max rows and records their aggregates as in
-// flight for the hand-over lane. bound is the Seq up to which recs were
+// released; held records them for the rest of the chain); it keeps at most
+// max rows and records their aggregates as in flight for the hand-over
+// lane. bound is the Seq up to which recs were
 // looked at (the last kept row's when cut: rows past max were left for
 // the next read).
 func (rn *run) keep(recs []dialects.Record, held map[string]bool, max int) (out []dialects.Record, bound int64, cut bool) {
@@ -144,8 +145,12 @@ func (rn *run) keep(recs []dialects.Record, held map[string]bool, max int) (out 
 		if rn.fastAggs[k] || h.aggs[k] > 0 {
 			// Handed over and queued or in flight: the hand-over lane
 			// publishes them (a read would race it for rows it takes at
-			// once), and wakes this lane when it is done with them.
+			// once), and wakes this lane when it is done with them. Held
+			// for the rest of the chain: a read ahead must not publish a
+			// later row of the aggregate before the lane has published
+			// this one.
 			rn.readWaiting = true
+			held[k] = true
 			continue
 		}
 		out = append(out, recs[i])

@@ -225,13 +225,13 @@ type flaky struct {
 	reads   int
 }
 
-func (f *flaky) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+func (f *flaky) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
 	f.mu.Lock()
 	f.reads++
 	failing := f.failing
 	f.mu.Unlock()
 	if failing {
-		return nil, errors.New("database is down")
+		return dialects.ReadResult{}, errors.New("database is down")
 	}
 	return f.Dialect.Read(ctx, db, req)
 }

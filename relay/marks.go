@@ -20,12 +20,10 @@ import (
 // What must not overtake a mark waits for it: an ownership change waits
 // for every queued mark (run.apply: each mark is fenced by the session
 // token its batch was published under, and a partition is released only
-// once its published rows are marked), and so does the end of a run. A
-// read ahead waits for the mark of the read lane's batch before the one in
-// flight (it leaves out aggregates with a pending row below its bound, and
-// that batch's rows are pending until marked); it still overlaps with the
-// batch in flight. A read from the start does not wait: it asks for as
-// many more rows as wait for their marks, and keep leaves those out.
+// once its published rows are marked), and so does the end of a run. Reads
+// do not wait: a read ahead reads past the batch in flight, and a read
+// from the start asks for as many more rows as wait for their marks, and
+// keep leaves those out.
 
 // markJob is one batch whose published rows wait for their mark.
 type markJob struct {

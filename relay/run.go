@@ -247,48 +247,47 @@ func (rn *run) cycle(ctx context.Context) cycleResult {
 
 // readResult is one read's outcome.
 type readResult struct {
-	recs  []dialects.Record
+	dialects.ReadResult
 	limit int // the rows asked for
 	err   error
 }
 
 // startRead reads a batch of the owned partitions, with Seq > after, on a
-// goroutine: the read ahead that overlaps the database's read with the
-// broker's acknowledgements of the batch in flight. The channel receives
-// exactly one result.
-func (rn *run) startRead(ctx context.Context, after int64, limit int) <-chan readResult {
+// goroutine: the read ahead (after > 0, horizon the read from the start's)
+// that overlaps the database's read with the broker's acknowledgements of
+// the batch in flight. The channel receives exactly one result.
+func (rn *run) startRead(ctx context.Context, after, horizon int64, limit int) <-chan readResult {
 	ch := make(chan readResult, 1)
-	req := dialects.ReadRequest{Partitions: rn.active, After: after, Limit: limit, Now: rn.r.cfg.Clock()}
-	ticket := rn.readTicket
+	req := dialects.ReadRequest{Partitions: rn.active, After: after, Horizon: horizon, Limit: limit, Now: rn.r.cfg.Clock()}
 	go func() {
-		if after > 0 {
-			// A read ahead leaves out aggregates with a pending row at or
-			// below its bound: the rows of the read lane's last marked
-			// batch must not count as pending.
-			rn.marks.waitWritten(ticket)
-		}
-		recs, err := rn.r.d.Read(ctx, rn.r.db, req)
-		ch <- readResult{recs, limit, err}
+		res, err := rn.r.d.Read(ctx, rn.r.db, req)
+		ch <- readResult{res, limit, err}
 	}()
 	return ch
 }
 
 // read reads and publishes the owned partitions until a read comes back
 // short. While a full batch is published, the next batch (Seq past it) is
-// read ahead; its rows of aggregates that failed in the batch before are
-// dropped (their blocks were written after it was read), and so are rows
-// of partitions given up meanwhile. A read ahead that comes back short is
+// read ahead; its rows of aggregates held in this chain of reads are
+// dropped: aggregates that failed in a batch before (their blocks were
+// written after the read) and aggregates whose rows a read skipped for the
+// hand-over lane (their earlier rows are not published yet); so are rows
+// of partitions given up meanwhile. Rows up to the read from the start's
+// horizon need nothing more (dialects.ReadResult.Horizon says why); the
+// dialect checks those above it. A read ahead that comes back short is
 // followed by a read from the start, which finds a lower Seq that committed
 // late. It reports the rows read and whether the cycle may go on.
 func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 	total := 0
 	var ahead <-chan readResult
-	var held map[string]bool
+	var horizon int64
+	held := make(map[string]bool)
 	// aheadOff stops reading ahead for the rest of the chain once a read
 	// ahead came back less than half full: when the batch in flight holds
 	// most of the relay's aggregates (few aggregates, or several relays
 	// splitting them), reads ahead find little and only cost the database.
 	aheadOff := false
+	kept := 0 // rows kept since the read from the start
 	for len(rn.active) > 0 {
 		var rr readResult
 		prefetched := ahead != nil
@@ -299,8 +298,10 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// A read from the start also returns the rows published and
 			// still waiting for their marks (kept out by keep): it reads
 			// that many more, rather than wait for the marks.
-			rr = <-rn.startRead(ctx, 0, rn.r.cfg.BatchSize+min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize))
-			held = nil
+			rr = <-rn.startRead(ctx, 0, 0, rn.r.cfg.BatchSize+min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize))
+			horizon = rr.Horizon
+			clear(held)
+			kept = 0
 		}
 		if rr.err != nil {
 			if ctx.Err() == nil {
@@ -308,15 +309,16 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			}
 			return total, false
 		}
-		full := len(rr.recs) >= rr.limit
-		if prefetched && 2*len(rr.recs) < rn.r.cfg.BatchSize {
+		full := len(rr.Records) >= rr.limit
+		if prefetched && 2*len(rr.Records) < rn.r.cfg.BatchSize {
 			aheadOff = true
 		}
-		recs, bound, cut := rn.keep(rr.recs, held, rn.r.cfg.BatchSize)
+		recs, bound, cut := rn.keep(rr.Records, held, rn.r.cfg.BatchSize)
+		kept += len(recs)
 		if cut {
 			full = true // rows past the batch were left for the next read
 		}
-		if len(rr.recs) == 0 && !prefetched {
+		if len(rr.Records) == 0 && !prefetched {
 			return total, true
 		}
 		if len(recs) > 0 {
@@ -324,7 +326,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			res.claimed += len(recs)
 			total += len(recs)
 			if full && !aheadOff {
-				ahead = rn.startRead(ctx, bound, rn.r.cfg.BatchSize)
+				ahead = rn.startRead(ctx, bound, horizon, rn.r.cfg.BatchSize)
 			}
 			// Aggregates held in any batch of this chain of reads ahead
 			// stay held until a read from the start: their skipped rows
@@ -332,9 +334,6 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			failed := rn.publishBatch(ctx, recs, false, res)
 			rn.endRead()
 			for k := range failed {
-				if held == nil {
-					held = make(map[string]bool)
-				}
 				held[k] = true
 			}
 			if res.dbErr != nil || res.outage || ctx.Err() != nil {
@@ -353,10 +352,26 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			return total, true
 		}
 		if ahead == nil && (!full || aheadOff) {
-			continue // a short read ahead, or none: read from the start
+			// A short read ahead, or none: read from the start, unless
+			// the chain kept nothing since the last one, which would
+			// then find the same rows (and spin while a slow broker holds
+			// the hand-over lane's aggregates). Rows left to the
+			// hand-over lane wake this lane when the lane is done with
+			// them; rows waiting for their marks are read past once
+			// marked.
+			if kept == 0 {
+				rn.mu.Lock()
+				waiting := rn.readWaiting
+				rn.mu.Unlock()
+				if waiting || rn.marks.unmarked() == 0 {
+					return total, true
+				}
+				rn.marks.idle()
+			}
+			continue
 		}
 		if ahead == nil {
-			ahead = rn.startRead(ctx, bound, rn.r.cfg.BatchSize)
+			ahead = rn.startRead(ctx, bound, horizon, rn.r.cfg.BatchSize)
 		}
 	}
 	if ahead != nil {

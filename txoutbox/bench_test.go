@@ -19,7 +19,7 @@ type countingDialect struct {
 	reads atomic.Int64
 }
 
-func (c *countingDialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+func (c *countingDialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
 	c.reads.Add(1)
 	return c.Dialect.Read(ctx, db, req)
 }

@@ -110,8 +110,8 @@ func (d *fakeDialect) InsertHandoff(ctx context.Context, q dialects.Querier, eve
 func (d *fakeDialect) OpenSession(context.Context, *sql.DB, string, time.Duration) (dialects.Session, error) {
 	return nil, errNotImplemented
 }
-func (d *fakeDialect) Read(context.Context, *sql.DB, dialects.ReadRequest) ([]dialects.Record, error) {
-	return nil, errNotImplemented
+func (d *fakeDialect) Read(context.Context, *sql.DB, dialects.ReadRequest) (dialects.ReadResult, error) {
+	return dialects.ReadResult{}, errNotImplemented
 }
 func (d *fakeDialect) Mark(context.Context, *sql.DB, dialects.Mark) (int64, error) {
 	return 0, errNotImplemented

@@ -416,7 +416,7 @@ func TestIntegration(t *testing.T) {
 				t.Fatal(err)
 			}
 			var recs []dialects.Record
-			for _, r := range all {
+			for _, r := range all.Records {
 				if slices.Contains(ids, r.ID) {
 					recs = append(recs, r)
 				}

@@ -59,11 +59,11 @@ func readAll(t *testing.T, db *sql.DB, d dialects.Dialect, now time.Time) []dial
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := d.Read(t.Context(), db, dialects.ReadRequest{Partitions: allParts(n), Limit: 1000, Now: now})
+	res, err := d.Read(t.Context(), db, dialects.ReadRequest{Partitions: allParts(n), Limit: 1000, Now: now})
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}
-	return recs
+	return res.Records
 }
 
 // fail records a failed attempt of r that blocks its aggregate: dead, or

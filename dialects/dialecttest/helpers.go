@@ -131,9 +131,26 @@ func (e *env) all() []int {
 // the limit.
 func (e *env) read(parts []int, after int64, limit int, now time.Duration) []dialects.Record {
 	e.t.Helper()
-	recs, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: parts, After: after, Limit: limit, Now: e.at(now)})
+	return e.readReq(dialects.ReadRequest{Partitions: parts, After: after, Limit: limit}, now).Records
+}
+
+// readReq reads as req asks at base+now (req.Now is set), checking Seq
+// order, the partitions, the limit and the horizon: a read from the start
+// that found rows has one at or above each of them, a read ahead has none.
+func (e *env) readReq(req dialects.ReadRequest, now time.Duration) dialects.ReadResult {
+	e.t.Helper()
+	parts, after, limit := req.Partitions, req.After, req.Limit
+	req.Now = e.at(now)
+	res, err := e.d.Read(e.ctx, e.db, req)
 	if err != nil {
 		e.t.Fatalf("Read: %v", err)
+	}
+	recs := res.Records
+	if after > 0 && res.Horizon != 0 {
+		e.t.Fatalf("Read ahead returned horizon %d, want 0", res.Horizon)
+	}
+	if after == 0 && len(recs) > 0 && res.Horizon < recs[len(recs)-1].Seq {
+		e.t.Fatalf("Read returned horizon %d below its last row's seq %d", res.Horizon, recs[len(recs)-1].Seq)
 	}
 	if len(recs) > limit {
 		e.t.Fatalf("Read returned %d rows, limit %d", len(recs), limit)
@@ -152,7 +169,7 @@ func (e *env) read(parts []int, after int64, limit int, now time.Duration) []dia
 			e.t.Fatalf("Read after %d returned seq %d", after, r.Seq)
 		}
 	}
-	return recs
+	return res
 }
 
 // readAll reads every partition at base+now.

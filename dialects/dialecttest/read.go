@@ -25,8 +25,8 @@ func testReadPartitionsOrderLimit(t *testing.T, tgt Target) {
 	// x's aggregate has a (seq below b) pending: a read ahead leaves it out.
 	wantIDs(t, "after b", e.read([]int{0, 1, 2}, all[1].Seq, 10, 0), c, d)
 	wantIDs(t, "after b, limit 1", e.read([]int{0, 1, 2}, all[1].Seq, 1, 0), c)
-	if recs, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: e.all(), Limit: 0, Now: e.at(0)}); err != nil || len(recs) != 0 {
-		t.Fatalf("Read limit 0: %d rows, %v", len(recs), err)
+	if recs, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: e.all(), Limit: 0, Now: e.at(0)}); err != nil || len(recs.Records) != 0 {
+		t.Fatalf("Read limit 0: %d rows, %v", len(recs.Records), err)
 	}
 	// Not yet due: next attempt = created at = base.
 	wantIDs(t, "before due", e.read(e.all(), 0, 10, -time.Microsecond))

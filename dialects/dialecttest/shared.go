@@ -30,17 +30,17 @@ func testSharedDialect(t *testing.T, tgt Target) {
 		want := fmt.Sprintf("db%d-a", w%len(envs))
 		wg.Go(func() {
 			for range rounds {
-				recs, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: e.all(), Limit: 10, Now: e.at(0)})
+				res, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: e.all(), Limit: 10, Now: e.at(0)})
 				if err != nil {
 					errs <- fmt.Errorf("Read: %w", err)
 					return
 				}
-				if len(recs) != 2 || recs[0].AggregateID != want {
-					errs <- fmt.Errorf("Read on the database of %s returned %d rows, first %+v", want, len(recs), recs)
+				if len(res.Records) != 2 || res.Records[0].AggregateID != want {
+					errs <- fmt.Errorf("Read on the database of %s returned %d rows, first %+v", want, len(res.Records), res.Records)
 					return
 				}
 				// A token that owns nothing: the mark runs and changes no row.
-				if n, err := e.d.Mark(e.ctx, e.db, dialects.Mark{Token: "nobody", Seqs: []int64{recs[0].Seq}, At: e.at(0)}); err != nil || n != 0 {
+				if n, err := e.d.Mark(e.ctx, e.db, dialects.Mark{Token: "nobody", Seqs: []int64{res.Records[0].Seq}, At: e.at(0)}); err != nil || n != 0 {
 					errs <- fmt.Errorf("Mark = %d, %v", n, err)
 					return
 				}

@@ -101,6 +101,7 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("ReadLateCommit", func(t *testing.T) { testReadLateCommit(t, tgt) })
 	t.Run("ReadBlocks", func(t *testing.T) { testReadBlocks(t, tgt) })
 	t.Run("ReadAheadHoldsEarlierPending", func(t *testing.T) { testReadAheadHoldsEarlierPending(t, tgt) })
+	t.Run("ReadHorizon", func(t *testing.T) { testReadHorizon(t, tgt) })
 	t.Run("Fencing", func(t *testing.T) { testFencing(t, tgt) })
 	t.Run("MarkDeleteUnblock", func(t *testing.T) { testMarkDeleteUnblock(t, tgt) })
 	t.Run("FailAndDead", func(t *testing.T) { testFailAndDead(t, tgt) })

@@ -101,7 +101,8 @@ func New(opts ...Option) (*Dialect, error) {
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
-		Name: "jitoutbox/mysql",
+		Name:   "jitoutbox/mysql",
+		Needed: 3,
 	}
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
 	d.handoff = d.insert.WithTail(load("insert_handoff_tail.sql"))
@@ -382,10 +383,11 @@ func (d *Dialect) freeEvents(ctx context.Context, q dialects.Querier, events []d
 }
 
 // Read returns pending, due, unblocked rows of req.Partitions in Seq order
-// (read.sql, prepared per partition count).
-func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+// and, for a read from the start, its horizon (read.sql, or read_ahead.sql
+// after a Seq; prepared per partition count).
+func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
-		return nil, nil
+		return dialects.ReadResult{}, nil
 	}
 	query := d.read
 	if req.After > 0 {
@@ -393,27 +395,27 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, expand(query, "{{parts}}", len(req.Partitions)))
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: read: prepare: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/mysql: read: prepare: %w", err)
 	}
 	now := sqlkit.UTC(req.Now)
-	args := make([]any, 0, len(req.Partitions)+6)
+	args := make([]any, 0, len(req.Partitions)+7)
 	for _, p := range req.Partitions {
 		args = append(args, p)
 	}
 	if req.After > 0 {
-		args = append(args, req.After, now, readAheadWindow*req.Limit, now, req.After, req.Limit)
+		args = append(args, req.After, now, readAheadWindow*req.Limit, now, req.Horizon, req.After, req.Limit)
 	} else {
 		args = append(args, req.After, now, now, req.Limit)
 	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/mysql: read: %w", err)
 	}
-	recs, err := sqlkit.ScanRecords(rows, false, req.Limit)
+	res, err := sqlkit.ScanRead(rows, false, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/mysql: read: %w", err)
 	}
-	return recs, nil
+	return res, nil
 }
 
 // readAheadWindow bounds a read ahead's look, in batches (read_ahead.sql).

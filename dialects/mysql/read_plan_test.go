@@ -68,9 +68,9 @@ func TestReadPlan(t *testing.T) {
 		}
 		rows.Close()
 		start := time.Now()
-		recs, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: intsOf(parts), Limit: 500, Now: now})
-		if err != nil || len(recs) != 500 {
-			t.Fatalf("%d partitions: read %d rows, %v", n, len(recs), err)
+		res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: intsOf(parts), Limit: 500, Now: now})
+		if err != nil || len(res.Records) != 500 {
+			t.Fatalf("%d partitions: read %d rows, %v", n, len(res.Records), err)
 		}
 		t.Logf("%d partitions: read 500 rows in %v", n, time.Since(start))
 	}

@@ -132,10 +132,11 @@ func TestUpgradeFrom001(t *testing.T) {
 		t.Errorf("Partitions = %d, %v; want %d", p, err, dialects.DefaultPartitions)
 	}
 	// The upgraded table reads, in order, what the old one had pending.
-	recs, err := fresh.Read(ctx, db, dialects.ReadRequest{Partitions: allParts(dialects.DefaultPartitions), Limit: 10, Now: now})
+	res, err := fresh.Read(ctx, db, dialects.ReadRequest{Partitions: allParts(dialects.DefaultPartitions), Limit: 10, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := res.Records
 	var ids []string
 	for _, r := range recs {
 		ids = append(ids, r.ID[len(r.ID)-1:])

@@ -84,6 +84,8 @@ func New(opts ...Option) (*Dialect, error) {
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
 		Name: "jitoutbox/postgres",
+		// 005: the read function relays call (its read-ahead horizon).
+		Needed: 5,
 	}
 	ph := func(i int) string { return "$" + strconv.Itoa(i+1) }
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), ph)
@@ -275,24 +277,24 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 }
 
 // Read returns pending, due, unblocked rows of req.Partitions in Seq order
-// (read.sql, prepared).
-func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+// and, for a read from the start, its horizon (read.sql, prepared).
+func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
-		return nil, nil
+		return dialects.ReadResult{}, nil
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, d.read)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: read: prepare: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/postgres: read: prepare: %w", err)
 	}
-	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), req.After, sqlkit.UTC(req.Now), req.Limit)
+	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), req.After, req.Horizon, sqlkit.UTC(req.Now), req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/postgres: read: %w", err)
 	}
-	recs, err := sqlkit.ScanRecords(rows, true, req.Limit)
+	res, err := sqlkit.ScanRead(rows, true, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/postgres: read: %w", err)
 	}
-	return recs, nil
+	return res, nil
 }
 
 // partArray renders partitions as a PostgreSQL array literal.

@@ -90,7 +90,8 @@ func New(opts ...Option) (*Dialect, error) {
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
-		Name: "jitoutbox/sqlite",
+		Name:   "jitoutbox/sqlite",
+		Needed: 3,
 	}
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
 	d.handoff = sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), sqlkit.QuestionMark).
@@ -292,28 +293,29 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 }
 
 // Read returns pending, due, unblocked rows of req.Partitions in Seq order
-// (read.sql, prepared).
-func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) ([]dialects.Record, error) {
+// and, for a read from the start, its horizon (read.sql, or read_ahead.sql
+// after a Seq; prepared).
+func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
-		return nil, nil
+		return dialects.ReadResult{}, nil
 	}
 	query, args := d.read, []any{jsonParts(req.Partitions), req.After, micros(sqlkit.UTC(req.Now)), req.Limit}
 	if req.After > 0 {
-		query, args = d.readAhead, append(args, readAheadWindow*req.Limit)
+		query, args = d.readAhead, append(args, readAheadWindow*req.Limit, req.Horizon)
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: read: prepare: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/sqlite: read: prepare: %w", err)
 	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
 	}
-	recs, err := sqlkit.ScanRecords(rows, false, req.Limit)
+	res, err := sqlkit.ScanRead(rows, false, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
 	}
-	return recs, nil
+	return res, nil
 }
 
 // readAheadWindow bounds a read ahead's look, in batches (read_ahead.sql).

@@ -60,7 +60,8 @@ func Example() {
 	defer s.Close()
 	owned, err := s.Take(ctx, []int{0, 1, 2, 3, 4, 5, 6, 7}, now)
 	fmt.Println(len(owned), err)
-	recs, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: owned, Limit: 10, Now: now})
+	res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: owned, Limit: 10, Now: now})
+	recs := res.Records
 	fmt.Println(len(recs), recs[0].EventType, err)
 	marked, err := d.Mark(ctx, db, dialects.Mark{Token: s.Token(), Seqs: []int64{recs[0].Seq}, Delete: true})
 	fmt.Println(marked, err)

@@ -43,8 +43,8 @@ func TestBlocks(t *testing.T) {
 	}
 	all := []int{0}
 	read := func(at time.Time) []string {
-		recs, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: all, Limit: 100, Now: at})
-		return readIDs(t, recs, err)
+		res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: all, Limit: 100, Now: at})
+		return readIDs(t, res.Records, err)
 	}
 
 	// Rows of one aggregate inserted together are free together; rows of an
@@ -215,9 +215,9 @@ func TestReadPlan(t *testing.T) {
 		t.Fatalf("read plan does not walk claim_idx in seq order:\n%s", text)
 	}
 	start := time.Now()
-	recs, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: mine, Limit: 500, Now: now})
-	if err != nil || len(recs) != 500 {
-		t.Fatalf("read %d, %v", len(recs), err)
+	res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: mine, Limit: 500, Now: now})
+	if err != nil || len(res.Records) != 500 {
+		t.Fatalf("read %d, %v", len(res.Records), err)
 	}
 	t.Logf("plan:\n%s\nread of 500 of 100,000 in a quarter of the partitions: %v", text, time.Since(start))
 }

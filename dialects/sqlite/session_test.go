@@ -103,7 +103,8 @@ func TestLeaseExpiry(t *testing.T) {
 	if err := d.Insert(ctx, db, []dialects.Event{ev}); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{0}, Limit: 10, Now: late})
+	res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{0}, Limit: 10, Now: late})
+	recs := res.Records
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("read = %v, %v", recs, err)
 	}

@@ -120,10 +120,11 @@ func TestUpgradeFrom001(t *testing.T) {
 	for i := range all {
 		all[i] = i
 	}
-	recs, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: all, Limit: 100, Now: now.Add(time.Second)})
+	res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: all, Limit: 100, Now: now.Add(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := res.Records
 	var ids []string
 	for _, r := range recs {
 		ids = append(ids, r.ID)

@@ -126,6 +126,12 @@ type Migrator struct {
 	Steps map[string]func(ctx context.Context, q dialects.Querier) error
 	// Name prefixes errors ("jitoutbox/postgres").
 	Name string
+	// Needed is the schema version writers and relays of this code need.
+	// Later migrations only add what they do without (indexes that make
+	// Stats cheap, such as 004's dead-row index), so a process of this
+	// version still writes and relays on a table Migrate has not reached
+	// yet. A migration that writers or relays depend on must raise it.
+	Needed int
 }
 
 // Run applies every migration q's database lacks, in order. Statements run
@@ -254,16 +260,9 @@ func LockNamespace(table string) int32 {
 	return int32(dialects.PartitionOf("jitoutbox", table, 1<<31-1))
 }
 
-// WriterVersion is the schema version writers and relays need (checked by
-// each dialect's Partitions). Later migrations only add indexes that make
-// Stats cheap (004: the dead-row index), so a process of this version
-// still writes and relays on a table Migrate has not reached yet; Stats is
-// then slower. A migration that writers or relays depend on must raise it.
-const WriterVersion = 3
-
-// Required is the schema version the dialect's writers check for: the
-// newest migration, at most WriterVersion.
-func (m *Migrator) Required() int { return min(m.Latest(), WriterVersion) }
+// Required is the schema version the dialect's writers and relays check
+// for (Dialect.Partitions): the newest migration, at most m.Needed.
+func (m *Migrator) Required() int { return min(m.Latest(), m.Needed) }
 
 // PartitionsReadError is the error of Dialect.Partitions when its read of
 // table failed: dialects.ErrSchemaVersion when the table has no meta row

@@ -21,6 +21,21 @@ const RecordColumns = 13
 // is the number of rows expected (the read's limit), to size the result.
 // Results are sorted by Seq.
 func ScanRecords(rows *sql.Rows, withJSON bool, hint int) ([]dialects.Record, error) {
+	return scanRecords(rows, withJSON, hint, nil)
+}
+
+// ScanRead is ScanRecords for a dialect's read.sql, whose rows end with
+// one more column: the read's horizon (dialects.ReadResult.Horizon), the
+// same on every row.
+func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, error) {
+	var horizon sql.NullInt64
+	recs, err := scanRecords(rows, withJSON, hint, &horizon)
+	return dialects.ReadResult{Records: recs, Horizon: horizon.Int64}, err
+}
+
+// scanRecords scans rows into records; extra, when set, receives one more
+// column after the record's.
+func scanRecords(rows *sql.Rows, withJSON bool, hint int, extra any) ([]dialects.Record, error) {
 	defer rows.Close()
 	out := make([]dialects.Record, 0, max(hint, 0))
 	// One set of scan targets for all rows: Scan copies each value out of
@@ -38,6 +53,9 @@ func ScanRecords(rows *sql.Rows, withJSON bool, hint int) ([]dialects.Record, er
 		&r.ContentType, &headers, &idem, &r.Critical, &created, &r.Attempts, &r.Partition, &pj}
 	if !withJSON {
 		dest = dest[:RecordColumns]
+	}
+	if extra != nil {
+		dest = append(dest, extra)
 	}
 	for rows.Next() {
 		r, payload, pj = dialects.Record{}, nil, sql.NullString{}

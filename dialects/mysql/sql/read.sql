@@ -7,10 +7,14 @@
 -- and the rows of other relays' partitions it passes, not the backlog. The
 -- hint keeps the optimizer off the primary key (which also walks published
 -- rows). {{parts}} expands to one ? per partition.
+-- The last column is the read's horizon (dialects.ReadResult.Horizon): the
+-- highest seq committed, the primary key's last visible entry, read once
+-- (an uncorrelated subquery) in the statement's consistent read.
 -- A read ahead (after seq > 0) is read_ahead.sql.
 -- Args: partitions..., after seq (0), now, now, limit.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part,
+       (SELECT MAX(h.seq) FROM {{table}} h) AS horizon
 FROM {{table}} o USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)
 WHERE o.state = 0
   AND o.part IN ({{parts}})

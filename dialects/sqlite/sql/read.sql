@@ -8,10 +8,14 @@
 -- TestReadPlan): its cost follows the
 -- rows it returns and the rows of other relays' partitions it passes, not
 -- the backlog.
+-- The last column is the read's horizon (dialects.ReadResult.Horizon): the
+-- highest seq committed, the rowid b-tree's last entry, in the same
+-- snapshot as the rows.
 -- A read ahead (after seq > 0) is read_ahead.sql.
 -- ?1 JSON array of partitions, ?2 after seq, ?3 now, ?4 limit.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part,
+       (SELECT MAX(h.seq) FROM {{table}} h) AS horizon
 FROM {{table}} o
 WHERE o.state = 0
   AND +o.part IN (SELECT value FROM json_each(?1))

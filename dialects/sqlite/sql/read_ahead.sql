@@ -1,15 +1,19 @@
 -- A relay's read ahead, while its previous batch is in flight: pending, due
 -- rows of its partitions past that batch (seq > ?2), in seq order, leaving
--- out blocked aggregates and every aggregate with a pending row at or
--- below ?2 (in flight, or a lower seq that committed late: it must go
--- first). It looks at a window of the first ?5 candidates only: when the
--- batch in flight holds most aggregates, nearly every candidate is left
--- out, and an unbounded look would walk the whole backlog to return
--- nothing. A short or empty result is followed by a read from the start
--- (read.sql). The unary + keeps part out of index selection (see read.sql).
--- ?1 JSON array of partitions, ?2 after seq, ?3 now, ?4 limit, ?5 window.
+-- out blocked aggregates. A row above the horizon ?6 (the read from the
+-- start's: it took its seq after that read) is also left out when its
+-- aggregate has a pending row at or below ?2 (a lower seq that committed
+-- late: it must go first); rows at or below it need no such look
+-- (dialects.ReadResult.Horizon says why). It looks at a window of the first
+-- ?5 candidates only: when that look leaves out most candidates, an
+-- unbounded look would walk the whole backlog to return nothing. A short
+-- or empty result is followed by a read from the start (read.sql). The
+-- unary + keeps part out of index selection (see read.sql). The last
+-- column (0) stands for the horizon a read ahead does not return.
+-- ?1 JSON array of partitions, ?2 after seq, ?3 now, ?4 limit, ?5 window,
+-- ?6 horizon.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
 FROM (
     SELECT w.* FROM {{table}} w
     WHERE w.state = 0
@@ -24,10 +28,10 @@ WHERE NOT EXISTS (
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.until > ?3)
   )
-  AND NOT EXISTS (
+  AND (o.seq <= ?6 OR NOT EXISTS (
       SELECT 1 FROM {{table}} e
       WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
         AND e.state = 0 AND e.seq <= ?2
-  )
+  ))
 ORDER BY o.seq
 LIMIT ?4
