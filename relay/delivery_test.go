@@ -120,12 +120,7 @@ func TestTimeCriticalCommitHandedOver(t *testing.T) {
 		cfg.PollInterval = time.Hour
 		hooks := &hookRecorder{}
 		cfg.Hooks = hooks
-		r := newRelay(t, e, rec, cfg)
-		ob := relayOutbox(t, e, r)
-		cycles := armCycles(r)
-		start(t, r)
-		waitOwnsAll(t, e, r)
-		nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
+		_, ob, cycles := startHandingOver(t, e, rec, cfg)
 		commit(t, ob, "o1", 0, 3, false, txoutbox.TimeCritical())
 		waitFor(t, 10*time.Second, "3 published", func() bool { return rec.published() == 3 })
 		select {
@@ -150,12 +145,7 @@ func TestLazyWakeDeliversOrdinaryCommit(t *testing.T) {
 		rec := newRecorder(nil)
 		cfg := testConfig("r1")
 		cfg.LazyDelay = 20 * time.Millisecond
-		r := newRelay(t, e, rec, cfg)
-		ob := relayOutbox(t, e, r)
-		cycles := armCycles(r)
-		start(t, r)
-		waitOwnsAll(t, e, r)
-		nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
+		_, ob, cycles := startHandingOver(t, e, rec, cfg)
 		commit(t, ob, "o1", 0, 2, false)
 		s := nextCycle(t, cycles, "publishing cycle", func(s cycleSignal) bool { return s.Published > 0 })
 		if s.Reason != reasonLazy || s.Published != 2 {

@@ -15,6 +15,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
 // env is one migrated test database and its dialect.
@@ -291,6 +292,21 @@ func startWoken(t *testing.T, e env, pub Publisher, cfg Config) (sig *notify.Loc
 	stop = start(t, r)
 	waitOwnsAll(t, e, r)
 	return sig, stop
+}
+
+// startHandingOver starts a relay on e that publishes to pub, with an
+// Outbox wired to it (txoutbox.WithRelay, so time-critical commits are
+// handed over), and returns them and the relay's cycle signals once it
+// owns every partition.
+func startHandingOver(t *testing.T, e env, pub Publisher, cfg Config) (*Relay, *txoutbox.Outbox, <-chan cycleSignal) {
+	t.Helper()
+	r := newRelay(t, e, pub, cfg)
+	ob := relayOutbox(t, e, r)
+	cycles := armCycles(r)
+	start(t, r)
+	waitOwnsAll(t, e, r)
+	nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
+	return r, ob, cycles
 }
 
 // armCycles arms the cycle test signal.

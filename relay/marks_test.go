@@ -97,12 +97,7 @@ func TestHandOverPublishesWhileMarkIsWritten(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		g := gated(&e)
 		rec := newRecorder(nil)
-		r := newRelay(t, e, rec, testConfig("r1"))
-		ob := relayOutbox(t, e, r)
-		cycles := armCycles(r)
-		start(t, r)
-		waitOwnsAll(t, e, r)
-		nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
+		r, ob, _ := startHandingOver(t, e, rec, testConfig("r1"))
 
 		g.close()
 		commit(t, ob, "a", 0, 1, false, txoutbox.TimeCritical())

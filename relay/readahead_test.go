@@ -97,6 +97,13 @@ func (p *stepPublisher) Publish(ctx context.Context, batch []Message, errs []err
 	}
 }
 
+// batchOf returns the test configuration with batches of n rows.
+func batchOf(n int) Config {
+	cfg := testConfig("r1")
+	cfg.BatchSize = n
+	return cfg
+}
+
 // readCounter counts the relay's reads.
 type readCounter struct {
 	dialects.Dialect
@@ -106,22 +113,6 @@ type readCounter struct {
 func (c *readCounter) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
 	c.n.Add(1)
 	return c.Dialect.Read(ctx, db, req)
-}
-
-// startHandOverRelay starts a relay on e that publishes to pub with batches
-// of batch rows, and returns an Outbox wired to it once it owns every
-// partition.
-func startHandOverRelay(t *testing.T, e env, pub Publisher, batch int) (*Relay, *txoutbox.Outbox) {
-	t.Helper()
-	cfg := testConfig("r1")
-	cfg.BatchSize = batch
-	r := newRelay(t, e, pub, cfg)
-	ob := relayOutbox(t, e, r)
-	cycles := armCycles(r)
-	start(t, r)
-	waitOwnsAll(t, e, r)
-	nextCycle(t, cycles, "partitions taken", func(s cycleSignal) bool { return s.Reason == reasonOwn })
-	return r, ob
 }
 
 // While the hand-over lane publishes an aggregate's event, the read lane
@@ -135,7 +126,7 @@ func TestReadLaneWaitsForTheHandOver(t *testing.T) {
 		rec := newRecorder(nil)
 		p := newStepPublisher(rec)
 		release := p.gate("x")
-		r, ob := startHandOverRelay(t, e, p, 2)
+		r, ob, _ := startHandingOver(t, e, p, batchOf(2))
 
 		commit(t, ob, "x", 0, 1, false, txoutbox.TimeCritical())
 		p.waitEntered(t, "x")
@@ -174,7 +165,7 @@ func TestReadAheadHoldsAggregatesOfTheHandOver(t *testing.T) {
 		releaseX := p.gate("x")
 		p.fail["x"] = errors.New("broker hiccup")
 		releaseA := p.gate("a")
-		r, ob := startHandOverRelay(t, e, p, 2)
+		r, ob, _ := startHandingOver(t, e, p, batchOf(2))
 
 		commit(t, ob, "x", 0, 1, false, txoutbox.TimeCritical())
 		p.waitEntered(t, "x")
