@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -183,6 +185,106 @@ func TestReadAheadHoldsAggregatesOfTheHandOver(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // the lane lets go of x after writing the failure
 		close(releaseA)
 		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 4 })
+		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
+		rec.check(t)
+	})
+}
+
+// holdAggregates holds every Publish call that carries an event of an
+// aggregate whose id starts with prefix until the call's context ends, and
+// fails the call then.
+type holdAggregates struct {
+	prefix  string
+	entered chan struct{} // receives once, when a held call starts
+	next    Publisher
+}
+
+func (h *holdAggregates) Publish(ctx context.Context, batch []Message, errs []error) {
+	for _, m := range batch {
+		if strings.HasPrefix(m.AggregateID, h.prefix) {
+			select {
+			case h.entered <- struct{}{}:
+			default:
+			}
+			<-ctx.Done()
+			for i := range errs {
+				errs[i] = ctx.Err()
+			}
+			return
+		}
+	}
+	h.next.Publish(ctx, batch, errs)
+}
+
+// A chain of reads ahead reads only the partitions its read from the start
+// read: the horizon vouches for the earlier rows of those partitions only.
+// Here r1 gains r2's partitions in the middle of its chain; y/0 (pending in
+// one of them, below the chain's bound) must still go before y/1 (above
+// the bound, under the horizon).
+func TestReadAheadKeepsToItsPartitions(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		p1 := newStepPublisher(rec)
+		cfg1 := batchOf(2)
+		cfg1.PollInterval = 50 * time.Millisecond
+		r1 := newRelay(t, e, p1, cfg1)
+		start(t, r1)
+		waitOwnsAll(t, e, r1)
+		h := &holdAggregates{prefix: "y", entered: make(chan struct{}, 1), next: rec}
+		cfg2 := testConfig("r2")
+		cfg2.PollInterval = 50 * time.Millisecond
+		cfg2.PublishTimeout = 300 * time.Millisecond
+		r2 := newRelay(t, e, h, cfg2)
+		stop2 := start(t, r2)
+		waitFor(t, 30*time.Second, "two relays share the partitions", func() bool {
+			n1, n2 := 0, 0
+			for p := range e.parts {
+				if r1.Owns(p) {
+					n1++
+				}
+				if r2.Owns(p) {
+					n2++
+				}
+			}
+			return n1 > 0 && n2 > 0 && n1+n2 == e.parts
+		})
+		// y in a partition of r2's; the backlog's aggregates in r1's.
+		ownedAgg := func(r *Relay, prefix string) func() string {
+			i := 0
+			return func() string {
+				for ; ; i++ {
+					agg := prefix + strconv.Itoa(i)
+					if r.Owns(dialects.PartitionOf("order", agg, e.parts)) {
+						i++
+						return agg
+					}
+				}
+			}
+		}
+		y := ownedAgg(r2, "y")()
+		nextB := ownedAgg(r1, "b")
+		var backlog []dialects.Event
+		for i := range 12 {
+			agg := nextB()
+			if i == 2 {
+				p1.gate(agg) // r1's second batch waits
+			}
+			backlog = append(backlog, e.events(agg, 0, 1)...)
+		}
+		e.insert(t, e.events(y, 0, 1))
+		select {
+		case <-h.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("r2 did not publish y/0")
+		}
+		// One transaction: the read from the start of r1's chain sees y/1
+		// too, so y/1 is under its horizon.
+		e.insert(t, append(backlog, e.events(y, 1, 1)...))
+		p1.waitEntered(t, backlog[2].AggregateID)
+		stop2() // y/0 fails (cut off at r2's PublishTimeout), r2 lets go
+		time.Sleep(5 * cfg1.RebalanceInterval) // r1 takes r2's partitions: applied after the held batch
+		close(p1.gates[backlog[2].AggregateID])
+		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
 		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
 		rec.check(t)
 	})

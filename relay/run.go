@@ -252,13 +252,13 @@ type readResult struct {
 	err   error
 }
 
-// startRead reads a batch of the owned partitions, with Seq > after, on a
-// goroutine: the read ahead (after > 0, horizon the read from the start's)
-// that overlaps the database's read with the broker's acknowledgements of
-// the batch in flight. The channel receives exactly one result.
-func (rn *run) startRead(ctx context.Context, after, horizon int64, limit int) <-chan readResult {
+// startRead reads a batch of parts, with Seq > after, on a goroutine: the
+// read ahead (after > 0, horizon the read from the start's) that overlaps
+// the database's read with the broker's acknowledgements of the batch in
+// flight. The channel receives exactly one result.
+func (rn *run) startRead(ctx context.Context, parts []int, after, horizon int64, limit int) <-chan readResult {
 	ch := make(chan readResult, 1)
-	req := dialects.ReadRequest{Partitions: rn.active, After: after, Horizon: horizon, Limit: limit, Now: rn.r.cfg.Clock()}
+	req := dialects.ReadRequest{Partitions: parts, After: after, Horizon: horizon, Limit: limit, Now: rn.r.cfg.Clock()}
 	go func() {
 		res, err := rn.r.d.Read(ctx, rn.r.db, req)
 		ch <- readResult{res, limit, err}
@@ -281,6 +281,11 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 	total := 0
 	var ahead <-chan readResult
 	var horizon int64
+	// parts are the partitions the chain's read from the start read: its
+	// reads ahead read those only. A partition gained since was not read
+	// below the bound, so the horizon says nothing of its earlier rows; the
+	// next read from the start covers it.
+	var parts []int
 	held := make(map[string]bool)
 	// aheadOff stops reading ahead for the rest of the chain once a read
 	// ahead came back less than half full: when the batch in flight holds
@@ -298,7 +303,8 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// A read from the start also returns the rows published and
 			// still waiting for their marks (kept out by keep): it reads
 			// that many more, rather than wait for the marks.
-			rr = <-rn.startRead(ctx, 0, 0, rn.r.cfg.BatchSize+min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize))
+			parts = rn.active
+			rr = <-rn.startRead(ctx, parts, 0, 0, rn.r.cfg.BatchSize+min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize))
 			horizon = rr.Horizon
 			clear(held)
 			kept = 0
@@ -326,7 +332,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			res.claimed += len(recs)
 			total += len(recs)
 			if full && !aheadOff {
-				ahead = rn.startRead(ctx, bound, horizon, rn.r.cfg.BatchSize)
+				ahead = rn.startRead(ctx, parts, bound, horizon, rn.r.cfg.BatchSize)
 			}
 			// Aggregates held in any batch of this chain of reads ahead
 			// stay held until a read from the start: their skipped rows
@@ -371,7 +377,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			continue
 		}
 		if ahead == nil {
-			ahead = rn.startRead(ctx, bound, horizon, rn.r.cfg.BatchSize)
+			ahead = rn.startRead(ctx, parts, bound, horizon, rn.r.cfg.BatchSize)
 		}
 	}
 	if ahead != nil {
