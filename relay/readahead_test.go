@@ -281,7 +281,7 @@ func TestReadAheadKeepsToItsPartitions(t *testing.T) {
 		// too, so y/1 is under its horizon.
 		e.insert(t, append(backlog, e.events(y, 1, 1)...))
 		p1.waitEntered(t, backlog[2].AggregateID)
-		stop2() // y/0 fails (cut off at r2's PublishTimeout), r2 lets go
+		stop2()                                // y/0 fails (cut off at r2's PublishTimeout), r2 lets go
 		time.Sleep(5 * cfg1.RebalanceInterval) // r1 takes r2's partitions: applied after the held batch
 		close(p1.gates[backlog[2].AggregateID])
 		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
