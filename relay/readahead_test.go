@@ -289,3 +289,68 @@ func TestReadAheadKeepsToItsPartitions(t *testing.T) {
 		rec.check(t)
 	})
 }
+
+// startChainOverY starts a relay (batches of 2) that publishes through p,
+// commits y/0 and waits until its first attempt is written, then commits a
+// backlog of 12 events and y/1 in one transaction (so y/1 is under the
+// horizon of the next read from the start) and holds the relay's second
+// batch of that backlog. It returns the release of that batch.
+func startChainOverY(t *testing.T, e env, p *stepPublisher, cfg Config, firstAttemptDone func() bool) (release func()) {
+	t.Helper()
+	sig, _ := startWoken(t, e, p, cfg)
+	e.insert(t, e.events("y", 0, 1))
+	sig.Notify()
+	waitFor(t, 10*time.Second, "y/0's first attempt written", firstAttemptDone)
+	var backlog []dialects.Event
+	for i := range 12 {
+		backlog = append(backlog, e.events("b"+strconv.Itoa(i), 0, 1)...)
+	}
+	gate := p.gate(backlog[2].AggregateID)
+	e.insert(t, append(backlog, e.events("y", 1, 1)...))
+	sig.Notify()
+	p.waitEntered(t, backlog[2].AggregateID)
+	return func() { close(gate) }
+}
+
+// A chain of reads reads as of its read from the start's clock: a retry
+// block that expires while the chain runs still holds the later rows of
+// its aggregate in the chain's reads ahead, which no longer look for an
+// earlier pending row below their horizon. Here y/0 backs off for 300 ms;
+// the chain (its second batch held) outlives the block; y/1 must still
+// wait for y/0's retry.
+func TestReadAheadKeepsItsClock(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		p := newStepPublisher(rec)
+		p.fail["y"] = errors.New("broker hiccup")
+		cfg := batchOf(2)
+		cfg.Backoff = func(int) time.Duration { return 300 * time.Millisecond }
+		release := startChainOverY(t, e, p, cfg, func() bool { return e.maxAttempts(t) == 1 })
+		time.Sleep(400 * time.Millisecond) // y/0's block expires, the chain goes on
+		release()
+		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
+		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
+		rec.check(t)
+	})
+}
+
+// A requeue keeps the requeued row's block until the row is published: a
+// chain of reads that began before the requeue does not look for an
+// earlier pending row below its horizon, so without the block it would
+// publish y/1 before the requeued y/0.
+func TestReadAheadAfterRequeue(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		p := newStepPublisher(rec)
+		p.fail["y"] = Permanent(errors.New("poison"))
+		release := startChainOverY(t, e, p, batchOf(2), func() bool { return e.stats(t).Dead == 1 })
+		n, err := e.d.Requeue(context.Background(), e.db, dialects.RequeueFilter{AggregateType: "order", AggregateID: "y"}, time.Now())
+		if err != nil || n != 1 {
+			t.Fatalf("requeue y/0: %d, %v", n, err)
+		}
+		release()
+		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
+		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
+		rec.check(t)
+	})
+}

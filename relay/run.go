@@ -252,18 +252,23 @@ type readResult struct {
 	err   error
 }
 
-// startRead reads a batch of parts, with Seq > after, on a goroutine: the
-// read ahead (after > 0, horizon the read from the start's) that overlaps
-// the database's read with the broker's acknowledgements of the batch in
-// flight. The channel receives exactly one result.
-func (rn *run) startRead(ctx context.Context, parts []int, after, horizon int64, limit int) <-chan readResult {
+// startRead reads as req asks on a goroutine: a read from the start, or a
+// read ahead that overlaps the database's read with the broker's
+// acknowledgements of the batch in flight. The channel receives exactly one
+// result.
+func (rn *run) startRead(ctx context.Context, req dialects.ReadRequest) <-chan readResult {
 	ch := make(chan readResult, 1)
-	req := dialects.ReadRequest{Partitions: parts, After: after, Horizon: horizon, Limit: limit, Now: rn.r.cfg.Clock()}
 	go func() {
 		res, err := rn.r.d.Read(ctx, rn.r.db, req)
-		ch <- readResult{res, limit, err}
+		ch <- readResult{res, req.Limit, err}
 	}()
 	return ch
+}
+
+// readAhead starts the read ahead of chain past bound.
+func (rn *run) readAhead(ctx context.Context, chain dialects.ReadRequest, bound int64) <-chan readResult {
+	chain.After, chain.Limit = bound, rn.r.cfg.BatchSize
+	return rn.startRead(ctx, chain)
 }
 
 // read reads and publishes the owned partitions until a read comes back
@@ -280,12 +285,14 @@ func (rn *run) startRead(ctx context.Context, parts []int, after, horizon int64,
 func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 	total := 0
 	var ahead <-chan readResult
-	var horizon int64
-	// parts are the partitions the chain's read from the start read: its
-	// reads ahead read those only. A partition gained since was not read
-	// below the bound, so the horizon says nothing of its earlier rows; the
-	// next read from the start covers it.
-	var parts []int
+	// chain is the read from the start of the current chain of reads: its
+	// reads ahead read its partitions only, as of its clock, with its
+	// horizon. A partition gained since was not read below the bound, so
+	// the horizon says nothing of its earlier rows; a row due or a block
+	// expired since was not due or blocked when it read, so its earlier
+	// rows may not be known either. The next read from the start covers
+	// both.
+	var chain dialects.ReadRequest
 	held := make(map[string]bool)
 	// aheadOff stops reading ahead for the rest of the chain once a read
 	// ahead came back less than half full: when the batch in flight holds
@@ -303,9 +310,10 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// A read from the start also returns the rows published and
 			// still waiting for their marks (kept out by keep): it reads
 			// that many more, rather than wait for the marks.
-			parts = rn.active
-			rr = <-rn.startRead(ctx, parts, 0, 0, rn.r.cfg.BatchSize+min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize))
-			horizon = rr.Horizon
+			chain = dialects.ReadRequest{Partitions: rn.active, Now: rn.r.cfg.Clock(),
+				Limit: rn.r.cfg.BatchSize + min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize)}
+			rr = <-rn.startRead(ctx, chain)
+			chain.Horizon = rr.Horizon
 			clear(held)
 			kept = 0
 		}
@@ -332,7 +340,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			res.claimed += len(recs)
 			total += len(recs)
 			if full && !aheadOff {
-				ahead = rn.startRead(ctx, parts, bound, horizon, rn.r.cfg.BatchSize)
+				ahead = rn.readAhead(ctx, chain, bound)
 			}
 			// Aggregates held in any batch of this chain of reads ahead
 			// stay held until a read from the start: their skipped rows
@@ -377,7 +385,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			continue
 		}
 		if ahead == nil {
-			ahead = rn.startRead(ctx, parts, bound, horizon, rn.r.cfg.BatchSize)
+			ahead = rn.readAhead(ctx, chain, bound)
 		}
 	}
 	if ahead != nil {
