@@ -191,14 +191,17 @@ type ReadResult struct {
 	// it had taken its Seq before the read, so an earlier row of its
 	// aggregate that committed before it (transactions that write one
 	// aggregate serialise on it: the order docs/guarantees.md promises)
-	// was committed when the read looked: the read returned it (the relay
-	// published it, or holds its aggregate), or it was not due or sat
-	// behind a block, which holds the later rows too: a retry block until
-	// its time (a read ahead passes the same Now), a dead row's block until
-	// it is skipped or requeued (Requeue keeps the block until the row is
-	// published). A read ahead of the same Partitions and Now can then
-	// skip, for rows at or below the horizon, the costly look for an
-	// earlier pending row of the aggregate.
+	// was committed when the read looked, and pending, due and unblocked
+	// if not published: the read returned it. A read ahead of the same
+	// partitions can then skip, for those rows, the costly look for an
+	// earlier pending row of the aggregate: the relay holds back the
+	// aggregates it did not publish itself.
+	//
+	// Horizon is 0 when the read saw a block in its partitions (an
+	// aggregate held back, dead or backing off): a block can go while
+	// reads ahead run (a retry's time passes, an operator skips or
+	// requeues a dead row), and the rows behind it were not read. Every
+	// row of those reads ahead is then looked at, as with no horizon.
 	Horizon int64
 }
 
@@ -214,8 +217,8 @@ type ReadRequest struct {
 	// lower Seq that committed after a higher one.
 	After int64
 	// Horizon is the ReadResult.Horizon of the read from the start that
-	// this read ahead follows (0: none), read with the same Partitions and
-	// Now. Rows at or below it are returned without looking for an earlier
+	// this read ahead follows (0: none), read with the same Partitions.
+	// Rows at or below it are returned without looking for an earlier
 	// pending row of their aggregate (see ReadResult.Horizon).
 	Horizon int64
 	// Limit is the most rows returned (> 0).
@@ -286,11 +289,9 @@ type Dialect interface {
 	// time, dead when asked, blocks when asked) on rows of partitions token
 	// owns.
 	Fail(ctx context.Context, db *sql.DB, token string, failures []Failure) error
-	// Requeue moves matching dead rows back to pending with attempts 1 (the
-	// dead-lettering counts as the first attempt) and keeps their blocks,
-	// no longer dead, until each is published (Mark removes them, as for a
-	// retried row): a requeued row is published before the later rows of
-	// its aggregate that waited behind it, whichever read finds them.
+	// Requeue moves matching dead rows back to pending with attempts reset,
+	// and removes their blocks: a requeued row is published before the
+	// later rows of its aggregate that waited behind it.
 	Requeue(ctx context.Context, db *sql.DB, f RequeueFilter, now time.Time) (int64, error)
 	// Skip removes the blocks of matching dead rows (which stay dead), so
 	// that the later rows of their aggregates flow. It returns the number

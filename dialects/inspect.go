@@ -130,10 +130,6 @@ const (
 	// BlockBackingOff: a row of the aggregate failed and waits for its next
 	// attempt; later rows of the aggregate wait behind it.
 	BlockBackingOff BlockReason = "backing-off"
-	// BlockDue: the row that holds the aggregate back is due (requeued, or
-	// past its retry time) and waits for a relay to publish it; later rows
-	// follow once it is published.
-	BlockDue BlockReason = "due"
 )
 
 // Blocker is one aggregate listed by Inspector.Blockers.

@@ -291,33 +291,37 @@ func TestReadAheadKeepsToItsPartitions(t *testing.T) {
 }
 
 // startChainOverY starts a relay (batches of 2) that publishes through p,
-// commits y/0 and waits until its first attempt is written, then commits a
-// backlog of 12 events and y/1 in one transaction (so y/1 is under the
-// horizon of the next read from the start) and holds the relay's second
-// batch of that backlog. It returns the release of that batch.
-func startChainOverY(t *testing.T, e env, p *stepPublisher, cfg Config, firstAttemptDone func() bool) (release func()) {
+// commits y/0 and waits until its first attempt is written, commits y/1 ...
+// y/behind (held behind y/0), then commits a backlog of 12 events and the
+// next y in one transaction (so that y is under the horizon of the next
+// read from the start, were there one) and holds the relay's second batch
+// of that backlog. It returns the release of that batch.
+func startChainOverY(t *testing.T, e env, p *stepPublisher, cfg Config, firstAttemptDone func() bool, behind int) (release func()) {
 	t.Helper()
 	sig, _ := startWoken(t, e, p, cfg)
 	e.insert(t, e.events("y", 0, 1))
 	sig.Notify()
 	waitFor(t, 10*time.Second, "y/0's first attempt written", firstAttemptDone)
+	if behind > 0 {
+		e.insert(t, e.events("y", 1, behind))
+	}
 	var backlog []dialects.Event
 	for i := range 12 {
 		backlog = append(backlog, e.events("b"+strconv.Itoa(i), 0, 1)...)
 	}
 	gate := p.gate(backlog[2].AggregateID)
-	e.insert(t, append(backlog, e.events("y", 1, 1)...))
+	e.insert(t, append(backlog, e.events("y", behind+1, 1)...))
 	sig.Notify()
 	p.waitEntered(t, backlog[2].AggregateID)
 	return func() { close(gate) }
 }
 
-// A chain of reads reads as of its read from the start's clock: a retry
-// block that expires while the chain runs still holds the later rows of
-// its aggregate in the chain's reads ahead, which no longer look for an
-// earlier pending row below their horizon. Here y/0 backs off for 300 ms;
-// the chain (its second batch held) outlives the block; y/1 must still
-// wait for y/0's retry.
+// A retry block that expires while a chain of reads runs does not let the
+// chain's reads ahead, which skip the look for an earlier pending row below
+// their horizon, publish the later rows of its aggregate first: a read
+// from the start that saw a block gives no horizon, and reads ahead keep
+// to its clock. Here y/0 backs off for 300 ms; the chain (its second batch
+// held) outlives the block; y/1 must still wait for y/0's retry.
 func TestReadAheadKeepsItsClock(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		rec := newRecorder(nil)
@@ -325,7 +329,7 @@ func TestReadAheadKeepsItsClock(t *testing.T) {
 		p.fail["y"] = errors.New("broker hiccup")
 		cfg := batchOf(2)
 		cfg.Backoff = func(int) time.Duration { return 300 * time.Millisecond }
-		release := startChainOverY(t, e, p, cfg, func() bool { return e.maxAttempts(t) == 1 })
+		release := startChainOverY(t, e, p, cfg, func() bool { return e.maxAttempts(t) == 1 }, 0)
 		time.Sleep(400 * time.Millisecond) // y/0's block expires, the chain goes on
 		release()
 		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
@@ -334,19 +338,38 @@ func TestReadAheadKeepsItsClock(t *testing.T) {
 	})
 }
 
-// A requeue keeps the requeued row's block until the row is published: a
-// chain of reads that began before the requeue does not look for an
-// earlier pending row below its horizon, so without the block it would
-// publish y/1 before the requeued y/0.
+// A dead row requeued while a chain of reads runs is published before the
+// later rows of its aggregate: the chain's read from the start saw its
+// block, so its reads ahead look for earlier pending rows.
 func TestReadAheadAfterRequeue(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		rec := newRecorder(nil)
 		p := newStepPublisher(rec)
 		p.fail["y"] = Permanent(errors.New("poison"))
-		release := startChainOverY(t, e, p, batchOf(2), func() bool { return e.stats(t).Dead == 1 })
+		release := startChainOverY(t, e, p, batchOf(2), func() bool { return e.stats(t).Dead == 1 }, 0)
 		n, err := e.d.Requeue(context.Background(), e.db, dialects.RequeueFilter{AggregateType: "order", AggregateID: "y"}, time.Now())
 		if err != nil || n != 1 {
 			t.Fatalf("requeue y/0: %d, %v", n, err)
+		}
+		release()
+		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
+		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
+		rec.check(t)
+	})
+}
+
+// A dead row skipped while a chain of reads runs lets the later rows of its
+// aggregate flow in order: y/1, held behind y/0 when the chain's read from
+// the start looked, goes before y/2, which a read ahead finds.
+func TestReadAheadAfterSkip(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		p := newStepPublisher(rec)
+		p.fail["y"] = Permanent(errors.New("poison"))
+		release := startChainOverY(t, e, p, batchOf(2), func() bool { return e.stats(t).Dead == 1 }, 1)
+		n, err := e.d.Skip(context.Background(), e.db, dialects.RequeueFilter{AggregateType: "order", AggregateID: "y"})
+		if err != nil || n != 1 {
+			t.Fatalf("skip y/0: %d, %v", n, err)
 		}
 		release()
 		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })

@@ -140,10 +140,9 @@ func selectorFlags(fs *flag.FlagSet, verb string) func(args []string) dialects.R
 	}
 }
 
-// requeueFlags: requeued events go back to pending with attempts 1 (the
-// dead-lettering counts as the first) and their blocks kept until each is
-// published; each is published before the later events of its aggregate
-// that waited behind it.
+// requeueFlags: requeued events go back to pending with their attempts
+// reset and their blocks removed; each is published before the later events
+// of its aggregate that waited behind it.
 func requeueFlags(fs *flag.FlagSet) runner {
 	filter := selectorFlags(fs, "requeue")
 	return runFunc(func(ctx context.Context, e *env, args []string) error {

@@ -256,7 +256,7 @@ func writeBlockers(stdout io.Writer, bl []blockerJSON) error {
 		_, err := fmt.Fprintln(stdout, "blocked aggregates: none")
 		return err
 	}
-	fmt.Fprintln(stdout, "blocked aggregates (dead: until requeue or skip; backing-off: until the next attempt; due: until its head, requeued or retried, is published):")
+	fmt.Fprintln(stdout, "blocked aggregates (dead: until requeue or skip; backing-off: until the next attempt):")
 	w := table(stdout)
 	fmt.Fprintln(w, "AGGREGATE\tREASON\tPENDING\tDEAD\tHEAD\tATTEMPTS\tNEXT ATTEMPT\tLAST ERROR")
 	for _, b := range bl {

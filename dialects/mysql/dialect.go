@@ -55,7 +55,7 @@ type Dialect struct {
 	database, migrateLock, migrateUnlock, partitionsQ, partitionsMeta              string
 	handoffBusy, handoffRead, read, readAhead, mark, del, unblock, fail, failBlock string
 	requeueIDs, requeueAggregate, requeueAll                                       string
-	skip, requeueBlocks                                                            selectorSQL
+	skipIDs, skipAggregate, skipAll                                                string
 	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                            string
 	fillSelect, fillUpdate, dupKeys                                                string
 }
@@ -131,9 +131,9 @@ func New(opts ...Option) (*Dialect, error) {
 	d.requeueIDs = load("requeue_ids.sql")
 	d.requeueAggregate = load("requeue_aggregate.sql")
 	d.requeueAll = load("requeue_all.sql")
-	d.skip = selectorSQL{ids: load("skip_ids.sql"), aggregate: load("skip_aggregate.sql"), all: load("skip_all.sql")}
-	d.requeueBlocks = selectorSQL{ids: load("requeue_block_ids.sql"), aggregate: load("requeue_block_aggregate.sql"),
-		all: load("requeue_block_all.sql")}
+	d.skipIDs = load("skip_ids.sql")
+	d.skipAggregate = load("skip_aggregate.sql")
+	d.skipAll = load("skip_all.sql")
 	d.cleanup = load("cleanup.sql")
 	d.tryLockEnsure = load("trylock_ensure.sql")
 	d.tryLock = load("trylock.sql")
@@ -398,7 +398,12 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/mysql: read: prepare: %w", err)
 	}
 	now := sqlkit.UTC(req.Now)
-	args := make([]any, 0, len(req.Partitions)+7)
+	args := make([]any, 0, 2*len(req.Partitions)+7)
+	if req.After == 0 {
+		for _, p := range req.Partitions { // the horizon's block check
+			args = append(args, p)
+		}
+	}
 	for _, p := range req.Partitions {
 		args = append(args, p)
 	}

@@ -44,7 +44,7 @@ func TestReadPlan(t *testing.T) {
 			parts[i] = i * (64 / n)
 		}
 		now := time.Now().UTC()
-		args := append(parts, 0, now, now, 500)
+		args := append(append(append([]any{}, parts...), parts...), 0, now, now, 500) // the horizon's block check, then the read's
 		rows, err := db.QueryContext(ctx, "EXPLAIN "+expand(d.read, "{{parts}}", n), args...)
 		if err != nil {
 			t.Fatal(err)

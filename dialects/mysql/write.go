@@ -148,8 +148,8 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 	return nil
 }
 
-// Requeue moves dead rows selected by f back to pending, their blocks held
-// until each is published, in one transaction.
+// Requeue moves dead rows selected by f back to pending and removes their
+// blocks, in one transaction.
 func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFilter, now time.Time) (int64, error) {
 	sel, err := sqlkit.RequeueSelector(f)
 	if err != nil {
@@ -160,7 +160,7 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 		return 0, fmt.Errorf("jitoutbox/mysql: requeue: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if _, err := d.bySelector(ctx, tx, "requeue: blocks", d.requeueBlocks, sel, f); err != nil {
+	if _, err := d.skip(ctx, tx, "requeue: unblock", sel, f); err != nil {
 		return 0, err
 	}
 	n := sqlkit.UTC(now)
@@ -188,22 +188,18 @@ func (d *Dialect) Skip(ctx context.Context, db *sql.DB, f dialects.RequeueFilter
 	if err != nil {
 		return 0, err
 	}
-	return d.bySelector(ctx, db, "skip", d.skip, sel, f)
+	return d.skip(ctx, db, "skip", sel, f)
 }
 
-// selectorSQL is one statement per sqlkit.Selector: over listed event ids,
-// one aggregate, or every dead row.
-type selectorSQL struct{ ids, aggregate, all string }
-
-// bySelector runs the statement of stmts that sel selects on q.
-func (d *Dialect) bySelector(ctx context.Context, q dialects.Execer, op string, stmts selectorSQL, sel sqlkit.Selector, f dialects.RequeueFilter) (int64, error) {
+// skip runs the skip statement of sel on q.
+func (d *Dialect) skip(ctx context.Context, q dialects.Execer, op string, sel sqlkit.Selector, f dialects.RequeueFilter) (int64, error) {
 	switch sel {
 	case sqlkit.SelectIDs:
-		return inBatches(ctx, q, op, stmts.ids, "{{ids}}", f.IDs, nil, nil)
+		return inBatches(ctx, q, op, d.skipIDs, "{{ids}}", f.IDs, nil, nil)
 	case sqlkit.SelectAggregate:
-		return affected(op)(q.ExecContext(ctx, stmts.aggregate, f.AggregateType, f.AggregateID))
+		return affected(op)(q.ExecContext(ctx, d.skipAggregate, f.AggregateType, f.AggregateID))
 	default:
-		return affected(op)(q.ExecContext(ctx, stmts.all))
+		return affected(op)(q.ExecContext(ctx, d.skipAll))
 	}
 }
 

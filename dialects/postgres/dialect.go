@@ -420,8 +420,8 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 	return nil
 }
 
-// Requeue moves dead rows selected by f back to pending, their blocks held
-// until each is published. IDs must be UUIDs.
+// Requeue moves dead rows selected by f back to pending and removes their
+// blocks. IDs must be UUIDs.
 func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFilter, now time.Time) (int64, error) {
 	sel, err := sqlkit.RequeueSelector(f)
 	if err != nil {

@@ -44,7 +44,7 @@ type Dialect struct {
 
 	partitionsQ, partitionsMeta, fillSelect, fillUpdate, dupKeys    string
 	read, readAhead, mark, markDelete, markUnblock, fail, failBlock string
-	requeueIDs, requeueAggregate, requeueAll, requeueBlock          string
+	requeueIDs, requeueAggregate, requeueAll, requeueUnblock        string
 	skipIDs, skipAggregate, skipAll                                 string
 	cleanup, tryLock, stats                                         string
 }
@@ -117,7 +117,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.requeueIDs = load("requeue_ids.sql")
 	d.requeueAggregate = load("requeue_aggregate.sql")
 	d.requeueAll = load("requeue_all.sql")
-	d.requeueBlock = load("requeue_block.sql")
+	d.requeueUnblock = load("requeue_unblock.sql")
 	d.skipIDs = load("skip_ids.sql")
 	d.skipAggregate = load("skip_aggregate.sql")
 	d.skipAll = load("skip_all.sql")

@@ -143,8 +143,8 @@ func querySeqs(ctx context.Context, q dialects.Querier, query string, args ...an
 	return out, rows.Err()
 }
 
-// Requeue moves dead rows selected by f back to pending, their blocks held
-// until each is published, in one transaction.
+// Requeue moves dead rows selected by f back to pending and removes their
+// blocks, in one transaction.
 func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFilter, now time.Time) (int64, error) {
 	sel, err := sqlkit.RequeueSelector(f)
 	if err != nil {
@@ -171,7 +171,7 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 		if n == 0 {
 			return nil
 		}
-		_, err = affected("requeue: blocks")(tx.ExecContext(ctx, d.requeueBlock, sqlkit.JSONInts(seqs)))
+		_, err = affected("requeue: unblock")(tx.ExecContext(ctx, d.requeueUnblock, sqlkit.JSONInts(seqs)))
 		return err
 	})
 	if err != nil {

@@ -159,13 +159,9 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 			return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
 		}
 		b.Head = &r
-		switch {
-		case r.State == dialects.StateDead:
+		b.Reason = dialects.BlockBackingOff
+		if r.State == dialects.StateDead {
 			b.Reason = dialects.BlockDead
-		case r.NextAttemptAt.After(now):
-			b.Reason = dialects.BlockBackingOff
-		default:
-			b.Reason = dialects.BlockDue
 		}
 		out = append(out, b)
 	}

@@ -9,12 +9,16 @@
 -- rows). {{parts}} expands to one ? per partition.
 -- The last column is the read's horizon (dialects.ReadResult.Horizon): the
 -- highest seq committed, the primary key's last visible entry, read once
--- (an uncorrelated subquery) in the statement's consistent read.
+-- (an uncorrelated subquery) in the statement's consistent read; 0 when a
+-- block of the partitions exists (it may go while reads ahead run, and the
+-- rows behind it were not read).
 -- A read ahead (after seq > 0) is read_ahead.sql.
--- Args: partitions..., after seq (0), now, now, limit.
+-- Args: partitions... (the horizon's), partitions..., after seq (0), now,
+-- now, limit.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part,
-       (SELECT MAX(h.seq) FROM {{table}} h) AS horizon
+       CASE WHEN EXISTS (SELECT 1 FROM {{table}}_blocked k WHERE k.part IN ({{parts}})) THEN 0
+            ELSE (SELECT MAX(h.seq) FROM {{table}} h) END AS horizon
 FROM {{table}} o USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)
 WHERE o.state = 0
   AND o.part IN ({{parts}})

@@ -10,12 +10,14 @@
 -- the backlog.
 -- The last column is the read's horizon (dialects.ReadResult.Horizon): the
 -- highest seq committed, the rowid b-tree's last entry, in the same
--- snapshot as the rows.
+-- snapshot as the rows; 0 when a block of the partitions exists (it may
+-- go while reads ahead run, and the rows behind it were not read).
 -- A read ahead (after seq > 0) is read_ahead.sql.
 -- ?1 JSON array of partitions, ?2 after seq, ?3 now, ?4 limit.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part,
-       (SELECT MAX(h.seq) FROM {{table}} h) AS horizon
+       CASE WHEN EXISTS (SELECT 1 FROM {{table}}_blocked k WHERE k.part IN (SELECT value FROM json_each(?1))) THEN 0
+            ELSE (SELECT MAX(h.seq) FROM {{table}} h) END AS horizon
 FROM {{table}} o
 WHERE o.state = 0
   AND +o.part IN (SELECT value FROM json_each(?1))

@@ -1,10 +1,9 @@
--- Dead rows back to pending, so each is published before the later rows
--- of its aggregate, whichever read finds them: requeue_block.sql then holds
--- their blocks until they are published. attempts = 1: the dead-lettering
--- counts as the row's first attempt, which is also what makes the relay
--- remove the block. next_attempt_at goes back to the row's creation, never
--- later than now: due at once, whatever the relay's clock. Returns the
--- seqs. ?1 now, ?2 JSON array of event ids.
-UPDATE {{table}} SET state = 0, attempts = 1, next_attempt_at = MIN(?1, created_at)
+-- Dead rows back to pending with attempts reset, so each is published
+-- before the later rows of its aggregate; requeue_unblock.sql then removes
+-- their blocks. Returns the seqs. ?1 now, ?2 JSON array of event ids.
+-- next_attempt_at goes back to the row's creation, never later than now:
+-- a requeued row that a relay's clock saw as not yet due, with its block
+-- gone, would let the later rows of its aggregate pass it.
+UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = MIN(?1, created_at)
 WHERE state = 2 AND id IN (SELECT value FROM json_each(?2))
 RETURNING seq

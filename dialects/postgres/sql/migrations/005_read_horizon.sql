@@ -4,8 +4,9 @@
 -- (p_after > 0) of the same chain passes it back as p_horizon: a candidate
 -- at or below it took its seq before the read from the start, so an
 -- earlier row of its aggregate that committed before it was visible to
--- that read, which returned it or found it behind a block; the relay holds
--- back the aggregates it skipped. Only candidates above the horizon (rows
+-- that read, which returned it (no horizon when a block of the partitions
+-- existed: it may go mid-chain, and the rows behind it were not read); the
+-- relay holds back the aggregates it skipped. Only candidates above the horizon (rows
 -- that took their seq after the read from the start) are probed in
 -- aggregate_idx for an earlier pending row (a lower seq committing late).
 -- The probe walks every index entry of the aggregate at or below p_after,
@@ -30,11 +31,15 @@ BEGIN
     PERFORM set_config('jit', 'off', true);
     IF p_after = 0 THEN
         -- The horizon is a scalar subquery of the same statement: the
-        -- same snapshot as the rows.
+        -- same snapshot as the rows. No horizon (0) when a block of these
+        -- partitions exists: it may go while reads ahead run (a retry's
+        -- time passes, an operator skips or requeues a dead row), and the
+        -- rows it held back were not read.
         RETURN QUERY
         SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
                o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text,
-               (SELECT max(h.seq) FROM {{table}} h)
+               CASE WHEN EXISTS (SELECT 1 FROM {{table}}_blocked k WHERE k.part = ANY (v_parts)) THEN 0::bigint
+                    ELSE (SELECT max(h.seq) FROM {{table}} h) END
         FROM {{table}} o
         WHERE o.state = 0
           AND o.part = ANY (v_parts)
