@@ -223,15 +223,7 @@ func TestRebalance(t *testing.T) {
 				produced++
 			}
 		}
-		owned := func(r *Relay) int {
-			n := 0
-			for p := range e.parts {
-				if r.Owns(p) {
-					n++
-				}
-			}
-			return n
-		}
+		owned := func(r *Relay) int { return ownedBy(e, r) }
 		produce(100)
 		var others []*Relay
 		var stops []func()
@@ -306,15 +298,7 @@ func TestPartitionsGainedMidCycleAreReadAtOnce(t *testing.T) {
 		stop2 := start(t, r2)
 		half := e.parts / 2
 		waitFor(t, 30*time.Second, "two relays share the partitions", func() bool {
-			n1, n2 := 0, 0
-			for p := range e.parts {
-				if r1.Owns(p) {
-					n1++
-				}
-				if r2.Owns(p) {
-					n2++
-				}
-			}
+			n1, n2 := ownedBy(e, r1), ownedBy(e, r2)
 			return n1 >= half && n2 >= half
 		})
 		// One event in a partition of r1's, one in each partition of r2's.

@@ -309,6 +309,17 @@ func startHandingOver(t *testing.T, e env, pub Publisher, cfg Config) (*Relay, *
 	return r, ob, cycles
 }
 
+// ownedBy returns how many of e's partitions r owns.
+func ownedBy(e env, r *Relay) int {
+	n := 0
+	for p := range e.parts {
+		if r.Owns(p) {
+			n++
+		}
+	}
+	return n
+}
+
 // armCycles arms the cycle test signal.
 func armCycles(r *Relay) <-chan cycleSignal {
 	ch := make(chan cycleSignal, 10000)

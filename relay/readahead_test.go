@@ -237,15 +237,7 @@ func TestReadAheadKeepsToItsPartitions(t *testing.T) {
 		r2 := newRelay(t, e, h, cfg2)
 		stop2 := start(t, r2)
 		waitFor(t, 30*time.Second, "two relays share the partitions", func() bool {
-			n1, n2 := 0, 0
-			for p := range e.parts {
-				if r1.Owns(p) {
-					n1++
-				}
-				if r2.Owns(p) {
-					n2++
-				}
-			}
+			n1, n2 := ownedBy(e, r1), ownedBy(e, r2)
 			return n1 > 0 && n2 > 0 && n1+n2 == e.parts
 		})
 		// y in a partition of r2's; the backlog's aggregates in r1's.
