@@ -236,6 +236,13 @@ func (f *flaky) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) 
 	return f.Dialect.Read(ctx, db, req)
 }
 
+// readCount returns how many reads f has served or failed.
+func (f *flaky) readCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads
+}
+
 func TestDatabaseErrorBacksOff(t *testing.T) {
 	e := sqliteEnv(t)
 	e.insert(t, e.events("o", 0, 3))

@@ -2,12 +2,9 @@ package relay
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,8 +31,12 @@ func newStepPublisher(next Publisher) *stepPublisher {
 		fail: map[string]error{}, seen: map[string]bool{}}
 }
 
-// gate holds agg's first Publish call until the returned channel is closed.
+// gate holds agg's first Publish call until the returned channel is
+// closed (never: until the call's context ends, which fails it). Tests gate
+// while the relay runs: the maps are guarded.
 func (p *stepPublisher) gate(agg string) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.entered[agg] = make(chan struct{}, 1)
 	p.gates[agg] = make(chan struct{})
 	return p.gates[agg]
@@ -43,8 +44,11 @@ func (p *stepPublisher) gate(agg string) chan struct{} {
 
 func (p *stepPublisher) waitEntered(t *testing.T, agg string) {
 	t.Helper()
+	p.mu.Lock()
+	entered := p.entered[agg]
+	p.mu.Unlock()
 	select {
-	case <-p.entered[agg]:
+	case <-entered:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("no Publish of %s started", agg)
 	}
@@ -99,22 +103,20 @@ func (p *stepPublisher) Publish(ctx context.Context, batch []Message, errs []err
 	}
 }
 
+// waitDeliveredInOrder waits until rec accepted n events and nothing is
+// pending in e, then checks rec's per-aggregate contract.
+func waitDeliveredInOrder(t *testing.T, e env, rec *recorder, n int) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == n })
+	waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
+	rec.check(t)
+}
+
 // batchOf returns the test configuration with batches of n rows.
 func batchOf(n int) Config {
 	cfg := testConfig("r1")
 	cfg.BatchSize = n
 	return cfg
-}
-
-// readCounter counts the relay's reads.
-type readCounter struct {
-	dialects.Dialect
-	n atomic.Int64
-}
-
-func (c *readCounter) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
-	c.n.Add(1)
-	return c.Dialect.Read(ctx, db, req)
 }
 
 // While the hand-over lane publishes an aggregate's event, the read lane
@@ -123,7 +125,7 @@ func (c *readCounter) Read(ctx context.Context, db *sql.DB, req dialects.ReadReq
 // to spin on the database until the lane was done).
 func TestReadLaneWaitsForTheHandOver(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
-		rc := &readCounter{Dialect: e.d}
+		rc := &flaky{Dialect: e.d}
 		e.d = rc
 		rec := newRecorder(nil)
 		p := newStepPublisher(rec)
@@ -138,18 +140,16 @@ func TestReadLaneWaitsForTheHandOver(t *testing.T) {
 		commit(t, ob, "b", 0, 1, false)
 		r.hand.commit(txoutbox.Commit{Critical: true, Read: true})
 		waitFor(t, 10*time.Second, "a and b published", func() bool { return rec.published() == 2 })
-		before := rc.n.Load()
+		before := rc.readCount()
 		time.Sleep(200 * time.Millisecond)
-		if n := rc.n.Load() - before; n > 5 {
+		if n := rc.readCount() - before; n > 5 {
 			t.Errorf("%d reads in 200 ms while x is held by the hand-over lane, want at most 5 (no spin)", n)
 		}
 		if n := rec.published(); n != 2 {
 			t.Fatalf("%d published while x/0 is held, want 2", n)
 		}
 		close(release)
-		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 5 })
-		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
-		rec.check(t)
+		waitDeliveredInOrder(t, e, rec, 5)
 	})
 }
 
@@ -184,36 +184,8 @@ func TestReadAheadHoldsAggregatesOfTheHandOver(t *testing.T) {
 		waitFor(t, 10*time.Second, "x/0's failure written", func() bool { return e.maxAttempts(t) == 1 })
 		time.Sleep(50 * time.Millisecond) // the lane lets go of x after writing the failure
 		close(releaseA)
-		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 4 })
-		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
-		rec.check(t)
+		waitDeliveredInOrder(t, e, rec, 4)
 	})
-}
-
-// holdAggregates holds every Publish call that carries an event of an
-// aggregate whose id starts with prefix until the call's context ends, and
-// fails the call then.
-type holdAggregates struct {
-	prefix  string
-	entered chan struct{} // receives once, when a held call starts
-	next    Publisher
-}
-
-func (h *holdAggregates) Publish(ctx context.Context, batch []Message, errs []error) {
-	for _, m := range batch {
-		if strings.HasPrefix(m.AggregateID, h.prefix) {
-			select {
-			case h.entered <- struct{}{}:
-			default:
-			}
-			<-ctx.Done()
-			for i := range errs {
-				errs[i] = ctx.Err()
-			}
-			return
-		}
-	}
-	h.next.Publish(ctx, batch, errs)
 }
 
 // A chain of reads ahead reads only the partitions its read from the start
@@ -230,11 +202,11 @@ func TestReadAheadKeepsToItsPartitions(t *testing.T) {
 		r1 := newRelay(t, e, p1, cfg1)
 		start(t, r1)
 		waitOwnsAll(t, e, r1)
-		h := &holdAggregates{prefix: "y", entered: make(chan struct{}, 1), next: rec}
+		p2 := newStepPublisher(rec)
 		cfg2 := testConfig("r2")
 		cfg2.PollInterval = 50 * time.Millisecond
 		cfg2.PublishTimeout = 300 * time.Millisecond
-		r2 := newRelay(t, e, h, cfg2)
+		r2 := newRelay(t, e, p2, cfg2)
 		stop2 := start(t, r2)
 		waitFor(t, 30*time.Second, "two relays share the partitions", func() bool {
 			n1, n2 := ownedBy(e, r1), ownedBy(e, r2)
@@ -254,6 +226,7 @@ func TestReadAheadKeepsToItsPartitions(t *testing.T) {
 			}
 		}
 		y := ownedAgg(r2, "y")()
+		p2.gate(y) // r2's publish of y/0 waits until r2 stops, and fails
 		nextB := ownedAgg(r1, "b")
 		var backlog []dialects.Event
 		for i := range 12 {
@@ -264,11 +237,7 @@ func TestReadAheadKeepsToItsPartitions(t *testing.T) {
 			backlog = append(backlog, e.events(agg, 0, 1)...)
 		}
 		e.insert(t, e.events(y, 0, 1))
-		select {
-		case <-h.entered:
-		case <-time.After(10 * time.Second):
-			t.Fatal("r2 did not publish y/0")
-		}
+		p2.waitEntered(t, y)
 		// One transaction: the read from the start of r1's chain sees y/1
 		// too, so y/1 is under its horizon.
 		e.insert(t, append(backlog, e.events(y, 1, 1)...))
@@ -276,9 +245,7 @@ func TestReadAheadKeepsToItsPartitions(t *testing.T) {
 		stop2()                                // y/0 fails (cut off at r2's PublishTimeout), r2 lets go
 		time.Sleep(5 * cfg1.RebalanceInterval) // r1 takes r2's partitions: applied after the held batch
 		close(p1.gates[backlog[2].AggregateID])
-		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
-		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
-		rec.check(t)
+		waitDeliveredInOrder(t, e, rec, 14)
 	})
 }
 
@@ -324,9 +291,7 @@ func TestReadAheadKeepsItsClock(t *testing.T) {
 		release := startChainOverY(t, e, p, cfg, func() bool { return e.maxAttempts(t) == 1 }, 0)
 		time.Sleep(400 * time.Millisecond) // y/0's block expires, the chain goes on
 		release()
-		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
-		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
-		rec.check(t)
+		waitDeliveredInOrder(t, e, rec, 14)
 	})
 }
 
@@ -344,9 +309,7 @@ func TestReadAheadAfterRequeue(t *testing.T) {
 			t.Fatalf("requeue y/0: %d, %v", n, err)
 		}
 		release()
-		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
-		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
-		rec.check(t)
+		waitDeliveredInOrder(t, e, rec, 14)
 	})
 }
 
@@ -364,8 +327,6 @@ func TestReadAheadAfterSkip(t *testing.T) {
 			t.Fatalf("skip y/0: %d, %v", n, err)
 		}
 		release()
-		waitFor(t, 10*time.Second, "all published", func() bool { return rec.published() == 14 })
-		waitFor(t, 10*time.Second, "all marked", func() bool { return e.stats(t).Pending == 0 })
-		rec.check(t)
+		waitDeliveredInOrder(t, e, rec, 14)
 	})
 }
