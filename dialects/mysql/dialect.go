@@ -399,13 +399,11 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	}
 	now := sqlkit.UTC(req.Now)
 	args := make([]any, 0, 2*len(req.Partitions)+7)
-	if req.After == 0 {
-		for _, p := range req.Partitions { // the horizon's block check
-			args = append(args, p)
-		}
-	}
 	for _, p := range req.Partitions {
 		args = append(args, p)
+	}
+	if req.After == 0 {
+		args = append(args, args...) // the horizon's block check lists them first
 	}
 	if req.After > 0 {
 		args = append(args, req.After, now, readAheadWindow*req.Limit, now, req.Horizon, req.After, req.Limit)

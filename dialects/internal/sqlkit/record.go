@@ -10,32 +10,19 @@ import (
 )
 
 // RecordColumns is the column list every dialect's read returns, in order;
-// PostgreSQL appends payload_json (as text) after it.
+// PostgreSQL appends payload_json (as text) after it, and every read.sql
+// ends with the read's horizon (ScanRead).
 //
 //	seq, id, aggregate_type, aggregate_id, event_type, payload, content_type,
 //	headers, idempotency_key, critical, created_at, attempts, part
 const RecordColumns = 13
 
-// ScanRecords reads read results. withJSON says a 14th column carries the
-// JSON payload text (NULL when the payload is in the payload column); hint
-// is the number of rows expected (the read's limit), to size the result.
-// Results are sorted by Seq.
-func ScanRecords(rows *sql.Rows, withJSON bool, hint int) ([]dialects.Record, error) {
-	return scanRecords(rows, withJSON, hint, nil)
-}
-
-// ScanRead is ScanRecords for a dialect's read.sql, whose rows end with
-// one more column: the read's horizon (dialects.ReadResult.Horizon), the
-// same on every row.
+// ScanRead reads a dialect's read.sql results: the record columns, then,
+// when withJSON, the JSON payload text (NULL when the payload is in the
+// payload column), then the read's horizon (dialects.ReadResult.Horizon,
+// the same on every row). hint is the number of rows expected (the read's
+// limit), to size the result. Records are sorted by Seq.
 func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, error) {
-	var horizon sql.NullInt64
-	recs, err := scanRecords(rows, withJSON, hint, &horizon)
-	return dialects.ReadResult{Records: recs, Horizon: horizon.Int64}, err
-}
-
-// scanRecords scans rows into records; extra, when set, receives one more
-// column after the record's.
-func scanRecords(rows *sql.Rows, withJSON bool, hint int, extra any) ([]dialects.Record, error) {
 	defer rows.Close()
 	out := make([]dialects.Record, 0, max(hint, 0))
 	// One set of scan targets for all rows: Scan copies each value out of
@@ -54,13 +41,12 @@ func scanRecords(rows *sql.Rows, withJSON bool, hint int, extra any) ([]dialects
 	if !withJSON {
 		dest = dest[:RecordColumns]
 	}
-	if extra != nil {
-		dest = append(dest, extra)
-	}
+	var horizon sql.NullInt64
+	dest = append(dest, &horizon)
 	for rows.Next() {
 		r, payload, pj = dialects.Record{}, nil, sql.NullString{}
 		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("jitoutbox: scan row: %w", err)
+			return dialects.ReadResult{}, fmt.Errorf("jitoutbox: scan row: %w", err)
 		}
 		if pj.Valid {
 			payload = []byte(pj.String)
@@ -69,7 +55,7 @@ func scanRecords(rows *sql.Rows, withJSON bool, hint int, extra any) ([]dialects
 		if headers.Valid {
 			h, err := DecodeHeaders(&headers.String)
 			if err != nil {
-				return nil, fmt.Errorf("seq %d: %w", r.Seq, err)
+				return dialects.ReadResult{}, fmt.Errorf("seq %d: %w", r.Seq, err)
 			}
 			r.Headers = h
 		}
@@ -78,10 +64,10 @@ func scanRecords(rows *sql.Rows, withJSON bool, hint int, extra any) ([]dialects
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("jitoutbox: read rows: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("jitoutbox: read rows: %w", err)
 	}
 	SortBySeq(out)
-	return out, nil
+	return dialects.ReadResult{Records: out, Horizon: horizon.Int64}, nil
 }
 
 // HandoffRecords reads the (seq, id, free) rows of an INSERT for the
