@@ -83,18 +83,23 @@ type Session interface {
 	// View reads the live relays and each partition's owner.
 	View(ctx context.Context, now time.Time) (View, error)
 	// WaitChange blocks until a relay in v may have left (lock dialects:
-	// a lock of another live relay's session was freed: it returns nil),
-	// a relay joined (an error wrapping ErrRelaysChanged: every session
-	// that opens interrupts the waits of the others, so that they look
-	// again and watch the right relay), ctx ends, or the dialect cannot
-	// tell (it then returns ErrWaitUnsupported at once).
+	// a lock of another live relay's session was freed, or, for a relay
+	// alone, its own session's connection died: it returns nil), a relay
+	// joined or the live relays are otherwise no longer v's (an error
+	// wrapping ErrRelaysChanged: every session that opens interrupts the
+	// waits of the others, a relay alone included, so that they look again
+	// and watch the right relay; lease dialects read the relays
+	// periodically), ctx ends, or the dialect cannot tell (it then returns
+	// ErrWaitUnsupported at once). It may run on its own goroutine beside
+	// the session's other methods.
 	WaitChange(ctx context.Context, v View) error
 	// Close releases every partition and ends the session.
 	Close() error
 }
 
-// ErrWaitUnsupported is returned by Session.WaitChange on dialects that
-// cannot wait for a relay to leave; relays then rely on their periodic View.
+// ErrWaitUnsupported is returned by Session.WaitChange of a dialect that
+// cannot wait for the relays to change; relays then rely on their periodic
+// View.
 var ErrWaitUnsupported = errors.New("jitoutbox: session cannot wait for changes")
 
 // ErrRelaysChanged is returned (wrapped) by Session.WaitChange when a relay

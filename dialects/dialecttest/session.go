@@ -243,24 +243,23 @@ func testSessionDeath(t *testing.T, tgt Target) {
 func testWaitChange(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
 	a := e.session("a")
-	if tgt.Leases {
-		e.session("b")
-		ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
-		defer cancel()
-		if err := a.WaitChange(ctx, e.view(a, 0)); !errors.Is(err, dialects.ErrWaitUnsupported) {
-			t.Fatalf("WaitChange of a lease session: %v, want ErrWaitUnsupported", err)
-		}
-		if ctx.Err() != nil {
-			t.Fatal("WaitChange of a lease session waited")
-		}
-		return
-	}
-	// Alone, it waits for ctx.
+	// Alone, nobody joining, it waits for ctx.
 	ctx, cancel := context.WithTimeout(e.ctx, 100*time.Millisecond)
 	err := a.WaitChange(ctx, e.view(a, 0))
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("WaitChange alone: %v, want the context's error", err)
+	}
+	if tgt.Leases {
+		// A lease session sees the relays change, the watched one closing
+		// included, as ErrRelaysChanged.
+		b := e.session("b")
+		done := waitChange(t, e.ctx, a, e.view(a, 0))
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		waitReturn(t, "the other relay closed", done, dialects.ErrRelaysChanged)
+		return
 	}
 	wait := func(v dialects.View) (<-chan error, context.CancelFunc) {
 		ctx, cancel := context.WithCancel(e.ctx)
@@ -341,4 +340,96 @@ func testWaitChangeOnJoin(t *testing.T, tgt Target) {
 		t.Fatal("WaitChange did not return when a relay joined")
 	}
 	_ = b
+}
+
+// waitChange runs s.WaitChange(ctx, v) on a goroutine and fails t if it
+// returns within 300ms (then it is waiting: a lock dialect's wait is in the
+// server).
+func waitChange(t *testing.T, ctx context.Context, s dialects.Session, v dialects.View) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.WaitChange(ctx, v) }()
+	select {
+	case err := <-done:
+		t.Fatalf("WaitChange returned before anything changed: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	return done
+}
+
+// waitReturn fails t unless done delivers an error matching want (nil:
+// nil) within 10s, and returns how long that took.
+func waitReturn(t *testing.T, what string, done <-chan error, want error) time.Duration {
+	t.Helper()
+	start := time.Now()
+	select {
+	case err := <-done:
+		if (want == nil && err != nil) || !errors.Is(err, want) {
+			t.Fatalf("WaitChange after %s: %v, want %v", what, err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("WaitChange did not return 10s after %s", what)
+	}
+	return time.Since(start)
+}
+
+// testWaitChangeAloneJoin: a relay alone, waiting, sees a relay join
+// (ErrRelaysChanged): lock dialects when the joiner's OpenSession
+// interrupts the wait on its own member lock, lease dialects at their next
+// read of the relays. Without it a lone relay would see the joiner only at
+// its next rebalance and leave it idle that long.
+func testWaitChangeAloneJoin(t *testing.T, tgt Target) {
+	e := setup(t, tgt)
+	a := e.session("a")
+	e.take(a, e.all(), 0)
+	done := waitChange(t, e.ctx, a, e.view(a, 0))
+	start := time.Now()
+	e.session("b")
+	waitReturn(t, "a relay joined", done, dialects.ErrRelaysChanged)
+	t.Logf("the lone relay saw the joiner %v after its OpenSession began", time.Since(start))
+	wantParts(t, "a still owns", e.check(a, 0), e.all()...)
+}
+
+// testWaitChangeJoinedBefore: a relay that joined after the view was read
+// but before WaitChange began (its interruption found nobody waiting) is
+// seen at once, not at the next rebalance.
+func testWaitChangeJoinedBefore(t *testing.T, tgt Target) {
+	e := setup(t, tgt)
+	a := e.session("a")
+	for _, joiner := range []string{"b", "c"} {
+		v := e.view(a, 0)
+		e.session(joiner)
+		ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+		err := a.WaitChange(ctx, v)
+		cancel()
+		if !errors.Is(err, dialects.ErrRelaysChanged) {
+			t.Fatalf("WaitChange with a view from before %s joined: %v, want ErrRelaysChanged", joiner, err)
+		}
+	}
+}
+
+// testWaitChangeAloneDeath: a lock dialect's relay alone waits on its own
+// member lock, held by its session connection; when that connection dies
+// the wait is granted and WaitChange returns nil, and the session's next
+// call finds it lost (as a Check would).
+func testWaitChangeAloneDeath(t *testing.T, tgt Target) {
+	if tgt.Leases {
+		t.Skip("lease sessions have no connection to lose: their lease runs out")
+	}
+	e := setup(t, tgt)
+	a := e.session("a")
+	e.take(a, []int{0}, 0)
+	done := waitChange(t, e.ctx, a, e.view(a, 0))
+	e.kill(a)
+	took := waitReturn(t, "the session's connection died", done, nil)
+	t.Logf("WaitChange returned %v after the session's connection was killed", took)
+	if _, err := a.View(e.ctx, e.at(0)); !errors.Is(err, dialects.ErrSessionLost) {
+		t.Fatalf("View after the session's connection died: %v, want ErrSessionLost", err)
+	}
+	if _, _, err := a.Check(e.ctx, e.at(0)); !errors.Is(err, dialects.ErrSessionLost) {
+		t.Fatalf("Check after the session's connection died: %v, want ErrSessionLost", err)
+	}
+	b := e.session("b")
+	wantParts(t, "b takes the dead session's partition", e.take(b, []int{0}, 0), 0)
+	_ = a.Close()
 }

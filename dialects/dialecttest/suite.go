@@ -43,7 +43,8 @@ type Target struct {
 	// Leases is true for dialects whose sessions keep leases renewed by
 	// Check (SQLite) instead of locks that die with a connection: a
 	// session then dies by not calling Check for Lease, and WaitChange
-	// must return ErrWaitUnsupported.
+	// returns ErrRelaysChanged when the relays change (nil only on lock
+	// dialects, whose wait ends when a watched lock is freed).
 	Leases bool
 	// Lease is the lease given to OpenSession (default 30s). Lease
 	// dialects should give a short one: the suite moves its clock past it.
@@ -96,6 +97,9 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("SessionDeath", func(t *testing.T) { testSessionDeath(t, tgt) })
 	t.Run("WaitChange", func(t *testing.T) { testWaitChange(t, tgt) })
 	t.Run("WaitChangeOnJoin", func(t *testing.T) { testWaitChangeOnJoin(t, tgt) })
+	t.Run("WaitChangeAloneJoin", func(t *testing.T) { testWaitChangeAloneJoin(t, tgt) })
+	t.Run("WaitChangeJoinedBefore", func(t *testing.T) { testWaitChangeJoinedBefore(t, tgt) })
+	t.Run("WaitChangeAloneDeath", func(t *testing.T) { testWaitChangeAloneDeath(t, tgt) })
 	t.Run("SharedDialect", func(t *testing.T) { testSharedDialect(t, tgt) })
 	t.Run("ReadPartitionsOrderLimit", func(t *testing.T) { testReadPartitionsOrderLimit(t, tgt) })
 	t.Run("ReadLateCommit", func(t *testing.T) { testReadLateCommit(t, tgt) })

@@ -17,7 +17,10 @@
 // per owned partition and one member lock for the session itself; the locks
 // die with the connection, so a killed relay's partitions are free as soon
 // as the server sees its connection close, and an idle relay writes
-// nothing. Lock names are server-wide: they hash the database and table
+// nothing. A second connection per relay waits (Session.WaitChange) in
+// GET_LOCK on the member lock of the next relay, or of its own session
+// when alone; a session that opens interrupts those waits (KILL QUERY), so
+// relays see a joiner at once. Lock names are server-wide: they hash the database and table
 // name ("jitoutbox.<namespace>.p<partition>"). Run relays against the server
 // directly or through a proxy that keeps one server connection per client
 // connection. A relay reads its partitions' pending rows with a plain

@@ -35,6 +35,13 @@ const (
 	// statements a second, under the idle budget with the poll and the
 	// rebalance.
 	waitSeconds = 120
+	// aloneWaitSeconds bounds the wait of a relay alone, on its own member
+	// lock. That wait does not outlive its relay: a vanished relay's
+	// session connection goes with it, which grants the wait (MariaDB also
+	// ends the wait of a client that disconnected); and a session that
+	// closes frees the lock after stopping the wait. A day keeps a lone
+	// idle relay's watch at no statement.
+	aloneWaitSeconds = 24 * 60 * 60
 )
 
 // session is a relay's ownership session: a dedicated connection holding
@@ -264,18 +271,25 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 
 // WaitChange blocks on the member lock of the live relay after this one in
 // v's order (a ring: every relay watches one other), on a connection of its
-// own, until that relay's session ends.
+// own, until that relay's session ends. A relay alone waits on its own
+// member lock (sqlkit.Watch): a joiner's kick interrupts it
+// (ErrRelaysChanged), and it is granted, so WaitChange returns nil, only
+// when the session's connection died: the session's next statement then
+// finds it lost.
 func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
-	target, ok := sqlkit.RingNext(v.Relays, s.token)
-	if !ok {
-		<-ctx.Done() // alone: nobody to watch; a joiner is seen by the next View
-		return ctx.Err()
-	}
 	s.mu.Lock()
-	id, ok := s.ids[target]
+	target, live, ok := sqlkit.Watch(v.Relays, s.token, s.ids)
 	s.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("jitoutbox/mysql: wait: relay %q not in the last view", target)
+		return fmt.Errorf("jitoutbox/mysql: wait: a relay of the view is not in the last view read")
+	}
+	timeout := waitSeconds
+	if len(live) == 1 {
+		timeout = aloneWaitSeconds
+	}
+	ids := make([]string, len(live))
+	for i, id := range live {
+		ids[i] = strconv.FormatInt(id, 10)
 	}
 	if s.watch == nil {
 		c, err := s.db.Conn(ctx)
@@ -284,11 +298,11 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		}
 		s.watch = c
 	}
-	name := s.member(id)
+	name := s.member(target)
 	for {
 		var got sql.NullInt64
 		wait := strings.Replace(s.d.sess.wait, "{{watch}}", s.watchMarker(), 1)
-		if err := s.watch.QueryRowContext(ctx, wait, name, waitSeconds).Scan(&got); err != nil {
+		if err := s.watch.QueryRowContext(ctx, wait, s.prefix+"m", strings.Join(ids, ","), name, timeout).Scan(&got); err != nil {
 			// Cancelled or broken: the lock may have been granted before the
 			// cancel; never return such a connection to the pool.
 			s.dropWatch()
@@ -300,16 +314,19 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			}
 			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
 		}
-		if got.Int64 == 1 {
+		switch {
+		case got.Int64 == 1:
 			var ok sql.NullInt64
 			if err := s.watch.QueryRowContext(context.WithoutCancel(ctx), s.d.sess.waitRelease, name).Scan(&ok); err != nil {
 				s.dropWatch()
 			}
 			return nil
-		}
-		if !got.Valid {
+		case !got.Valid:
 			// NULL: interrupted by a joining relay's KILL QUERY.
 			s.dropWatch()
+			return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
+		case got.Int64 == -1:
+			// The live relays are no longer v's: one joined since v was read.
 			return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
 		}
 		if err := ctx.Err(); err != nil {

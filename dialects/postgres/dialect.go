@@ -95,6 +95,7 @@ func New(opts ...Option) (*Dialect, error) {
 		open: load("session_open.sql"), gc: load("session_gc.sql"), kick: load("session_kick.sql"), take: load("session_take.sql"),
 		release: load("session_release.sql"), check: load("session_check.sql"), view: load("session_view.sql"),
 		close: load("session_close.sql"), wait: load("session_wait.sql"),
+		waitPID: load("session_wait_pid.sql"), waitCancel: load("session_wait_cancel.sql"),
 	}
 	d.tableOID = load("table_oid.sql")
 	d.migrateLock = load("migrate_lock.sql")

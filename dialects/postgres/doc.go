@@ -15,6 +15,10 @@
 // exactly as long as that connection, so run relays directly against
 // PostgreSQL or through a pooler in session mode, never transaction mode.
 // The owner's token in <table>_partitions fences every mark and failure.
+// A second connection per relay waits (Session.WaitChange) on the member
+// lock of the next relay, or of its own session when alone; a session that
+// opens cancels those waits (pg_cancel_backend), so relays see a joiner at
+// once, and an idle relay sends no statement to watch.
 //
 // A read is one call of the <table>_read function: a plain SELECT that
 // walks the pending rows in seq order (claim_idx) keeping the relay's

@@ -19,8 +19,12 @@ import (
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, gc, kick, take, release, check, view, close, wait string
+	open, gc, kick, take, release, check, view, close, wait, waitPID, waitCancel string
 }
+
+// cancelEvery is how often WaitChange cancels its wait again once its
+// context ended, until the wait returns.
+const cancelEvery = 100 * time.Millisecond
 
 // gcAge is how old a relay row must be before a session that finds its
 // member lock free forgets it.
@@ -33,7 +37,9 @@ type session struct {
 	db    *sql.DB
 	conn  *sql.Conn // the session connection: its locks are the ownership
 	watch *sql.Conn // WaitChange's connection, opened on first use
-	token string
+	// watchPID is the backend pid of watch.
+	watchPID int32
+	token    string
 	// partNS and memberNS are the table's advisory lock namespaces.
 	partNS, memberNS int32
 	mu               sync.Mutex       // guards ids: WaitChange runs beside the other methods
@@ -189,28 +195,37 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 //
 // WaitChange blocks on the member lock of the live relay after this one in
 // v's order (a ring: every relay watches one other), on a connection of its
-// own, until that relay's session ends.
+// own, until that relay's session ends. A relay alone blocks on its own
+// member lock (sqlkit.Watch): a joiner's kick interrupts it
+// (ErrRelaysChanged), and it is granted, so WaitChange returns nil, only
+// when the session's connection died: the session's next statement then
+// finds it lost. Either way it idles without a statement.
 func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
-	target, ok := sqlkit.RingNext(v.Relays, s.token)
-	if !ok {
-		<-ctx.Done() // alone: nobody to watch; a joiner is seen by the next View
-		return ctx.Err()
-	}
 	s.mu.Lock()
-	id, ok := s.ids[target]
+	target, live, ok := sqlkit.Watch(v.Relays, s.token, s.ids)
 	s.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("jitoutbox/postgres: wait: relay %q not in the last view", target)
+		return fmt.Errorf("jitoutbox/postgres: wait: a relay of the view is not in the last view read")
 	}
 	if s.watch == nil {
 		c, err := s.db.Conn(ctx)
 		if err != nil {
 			return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
 		}
+		if err := c.QueryRowContext(ctx, s.d.sess.waitPID).Scan(&s.watchPID); err != nil {
+			discard(c)
+			return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
+		}
 		s.watch = c
 	}
+	stop := s.cancelOnDone(ctx)
 	var a, b any
-	err := s.watch.QueryRowContext(ctx, s.d.sess.wait, s.memberNS, int32(id%2147483647)).Scan(&a, &b)
+	err := s.watch.QueryRowContext(ctx, s.d.sess.wait, s.memberNS, int32(target%2147483647), intArray(live)).Scan(&a, &b)
+	stop()
+	if errors.Is(err, sql.ErrNoRows) {
+		// The live relays are no longer v's: one joined since v was read.
+		return fmt.Errorf("jitoutbox/postgres: wait: %w", dialects.ErrRelaysChanged)
+	}
 	if err != nil {
 		// Cancelled or broken: the lock may have been granted before the
 		// cancel; never return such a connection to the pool.
@@ -225,6 +240,43 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
 	}
 	return nil
+}
+
+// cancelOnDone cancels the watch connection's statement once ctx ends,
+// again every cancelEvery until the returned stop is called (when the
+// statement returned). A driver cancels once, and a cancel that reaches
+// the backend before the statement does is dropped: the wait would then
+// outlive ctx, and a lone relay's wait on its own member lock would never
+// end (the session that holds the lock is closed only after the wait).
+func (s *session) cancelOnDone(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTicker(cancelEvery)
+		defer t.Stop()
+		for {
+			cctx, cancel := context.WithTimeout(context.Background(), cancelEvery)
+			var ok bool
+			_ = s.db.QueryRowContext(cctx, s.d.sess.waitCancel, s.watchPID).Scan(&ok)
+			cancel()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // Close clears the session's partitions and relay row, frees its locks and

@@ -28,9 +28,10 @@
 // partitions in <table>_partitions for the lease it was opened with, and
 // Session.Check renews them all. A relay that stops renewing (killed, or
 // starved) loses its partitions when the lease runs out, and the relay
-// must stop publishing past the time Check returns. Session.WaitChange is
-// not supported (dialects.ErrWaitUnsupported): other relays see a leave in
-// their periodic View. Marks and failures are fenced by the partition's
+// must stop publishing past the time Check returns. Session.WaitChange
+// reads the live relays once a second (one small SELECT per relay, idle or
+// not): relays see a joiner, a relay that closed or one whose leases ran
+// out within a second. Marks and failures are fenced by the partition's
 // owner. The relay's read is one plain SELECT that walks the pending rows
 // in seq order; blocked aggregates are kept in <table>_blocked.
 //

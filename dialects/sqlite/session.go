@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -21,12 +23,18 @@ var ErrInvalidLease = errors.New("jitoutbox/sqlite: session lease must be positi
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, gc, take, renew, check, release, view, close, closeRelay string
+	open, gc, take, renew, check, release, view, close, closeRelay, watch string
 }
 
 // gcAge is how long after its lease ran out a relay row is forgotten by the
 // next session that opens; until then View no longer lists it anyway.
 const gcAge = time.Minute
+
+// watchPoll is how often WaitChange reads the live relays: SQLite has no
+// way to interrupt a wait from another process, and one small read a second
+// of a local file is how a relay (alone or not) sees a joiner within a
+// second.
+const watchPoll = time.Second
 
 // session is a relay's ownership session: a row in <table>_relays and a
 // lease on each owned partition. Check renews the partitions' leases while
@@ -42,6 +50,12 @@ type session struct {
 	lease time.Duration
 	owns  map[int]bool // what Take took and Release did not give up
 	lost  bool
+	// viewAt is the now of the last View and viewRead when it was read:
+	// WaitChange judges liveness on the View's clock, advanced by the time
+	// since, so that it agrees with the View it is given.
+	mu       sync.Mutex // guards viewAt, viewRead: WaitChange runs beside the other methods
+	viewAt   time.Time
+	viewRead time.Time
 }
 
 var _ dialects.Session = (*session)(nil)
@@ -90,7 +104,7 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 		return nil, nil
 	}
 	now = sqlkit.UTC(now)
-	taken, err := queryInts(ctx, s.db, s.d.sess.take, jsonParts(parts), s.token, micros(now), micros(now.Add(s.lease)))
+	taken, err := queryCol[int](ctx, s.db, s.d.sess.take, jsonParts(parts), s.token, micros(now), micros(now.Add(s.lease)))
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: session take: %w", err)
 	}
@@ -143,7 +157,7 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 		}
 		return nil, until, nil
 	}
-	owned, err := queryInts(ctx, s.db, s.d.sess.check, s.token, micros(until))
+	owned, err := queryCol[int](ctx, s.db, s.d.sess.check, s.token, micros(until))
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("jitoutbox/sqlite: session check: %w", err)
 	}
@@ -154,21 +168,21 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	return owned, until, nil
 }
 
-// queryInts runs a statement that returns one integer per row and returns
+// queryCol runs a statement that returns one value per row and returns
 // them sorted.
-func queryInts(ctx context.Context, db *sql.DB, query string, args ...any) ([]int, error) {
+func queryCol[T cmp.Ordered](ctx context.Context, db *sql.DB, query string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []int
+	var out []T
 	for rows.Next() {
-		var p int
-		if err := rows.Scan(&p); err != nil {
+		var v T
+		if err := rows.Scan(&v); err != nil {
 			return nil, err
 		}
-		out = append(out, p)
+		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -192,14 +206,47 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if err != nil {
 		return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
 	}
+	s.mu.Lock()
+	s.viewAt, s.viewRead = now, time.Now()
+	s.mu.Unlock()
 	return v, nil
 }
 
-// WaitChange returns dialects.ErrWaitUnsupported at once: nothing tells a
-// SQLite session that another left, short of its lease running out, which
-// the relay's periodic View sees.
-func (s *session) WaitChange(context.Context, dialects.View) error {
-	return dialects.ErrWaitUnsupported
+// WaitChange may run on its own goroutine beside the session's other
+// methods.
+//
+// WaitChange reads the live relays every watchPoll (session_watch.sql) and
+// returns an error wrapping dialects.ErrRelaysChanged once they are no
+// longer v's: a relay joined, closed, or let its leases run out. Nothing
+// else tells a SQLite session that another came or went, so this read is
+// the idle cost of seeing a joiner within a second: one small statement a
+// second per relay.
+func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
+	s.mu.Lock()
+	at, read := s.viewAt, s.viewRead
+	s.mu.Unlock()
+	if read.IsZero() {
+		at, read = time.Now(), time.Now()
+	}
+	t := time.NewTicker(watchPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		live, err := queryCol[string](ctx, s.db, s.d.sess.watch, micros(sqlkit.UTC(at.Add(time.Since(read)))))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("jitoutbox/sqlite: wait: %w", err)
+		}
+		if !slices.Equal(live, v.Relays) {
+			return fmt.Errorf("jitoutbox/sqlite: wait: %w", dialects.ErrRelaysChanged)
+		}
+	}
 }
 
 // Close clears the owner of the session's partitions and deletes its relay

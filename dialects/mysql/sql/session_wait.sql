@@ -1,8 +1,20 @@
--- On a watch connection: waits up to the timeout for the member lock of
--- another relay's session, which is free once that relay is gone. Args:
--- lock name, timeout in seconds. Returns 1 when taken (then free it with
+-- On a watch connection: waits up to the timeout for the member lock of a
+-- relay's session. The relay after the caller in the ring: free once that
+-- relay is gone. The caller's own, when it is alone: its session
+-- connection holds it, so the wait is granted only if that connection
+-- died. It first checks that the live relays are still those of the
+-- caller's view, and returns -1 at once when not: a relay that joined after
+-- the view was read is seen even if its kick came before this wait. Args:
+-- member prefix, the view's relay ids (sorted, comma-separated), lock
+-- name, timeout in seconds. Returns 1 when taken (then free it with
 -- session_wait_release.sql), 0 on timeout, NULL when a joining relay
 -- interrupted it (session_kick.sql finds it by the {{watch}} comment: the
 -- table's lock prefix, as the processlist shows a prepared statement's
--- text without its arguments).
-SELECT /* {{watch}} */ GET_LOCK(?, ?)
+-- text without its arguments, from the statement's start: a kick during
+-- the check interrupts it too).
+SELECT /* {{watch}} */ CASE
+    WHEN (SELECT COALESCE(GROUP_CONCAT(r.id ORDER BY r.id), '') FROM {{table}}_relays r
+          WHERE IS_USED_LOCK(CONCAT(?, r.id)) IS NOT NULL) = ?
+    THEN GET_LOCK(?, ?)
+    ELSE -1
+END
