@@ -19,14 +19,18 @@
 // On PostgreSQL and MariaDB/MySQL ownership is a session lock (advisory
 // lock, GET_LOCK) on a connection of the relay's own: it lasts while that
 // connection lives, costs nothing while idle, and ends the moment a killed
-// relay's connection closes; each relay watches another's session (a ring)
-// and takes a departed relay's partitions at once. On SQLite ownership is
-// a lease (Config.LeaseDuration) that the relay renews on its ownership
-// goroutine, never behind a slow batch, and stops publishing before it can
-// expire. Relays rebalance cooperatively every Config.RebalanceInterval: a
-// relay with fewer than its share takes free partitions (looking every
-// 250ms until it has them), a relay with more releases its surplus, once
-// its batch in flight is marked, only when another relay wants them.
+// relay's connection closes; each relay watches another's session (a ring;
+// a relay alone, its own) and takes a departed relay's partitions at once,
+// and a relay that joins interrupts those waits, so the others release its
+// share at once. On SQLite ownership is a lease (Config.LeaseDuration) that
+// the relay renews on its ownership goroutine, never behind a slow batch,
+// and stops publishing before it can expire; each relay reads the live
+// relays once a second to see one join or leave. Relays also rebalance
+// every Config.RebalanceInterval: a relay with fewer than its share takes
+// free partitions (looking again after 25ms, then twice as long each time
+// up to every 250ms, until it has them), a relay with more releases its
+// surplus, once its batch in flight is marked, only when another relay
+// wants them.
 //
 // # Cycles
 //

@@ -12,9 +12,15 @@ import (
 )
 
 // hungryInterval is how often a relay that owns less than its share looks
-// for partitions to take, for at most hungryFor rebalance intervals.
+// for partitions to take, for at most hungryFor rebalance intervals. It
+// looks first after hungryFirst, then twice as long each time up to
+// hungryInterval: a relay that just joined finds every partition owned,
+// and the others, interrupted by its session opening, release its share
+// within milliseconds; looking again only after hungryInterval would leave
+// it idle that long.
 const (
 	hungryInterval = 250 * time.Millisecond
+	hungryFirst    = 25 * time.Millisecond
 	hungryFor      = 2
 )
 
@@ -52,10 +58,11 @@ type owner struct {
 	sent      []int // the owned set last handed to the publish loop
 
 	sess      dialects.Session
-	owned     []int // partitions the session holds, sorted
-	leases    bool  // the dialect's ownership is a lease (Check returns a time)
-	hungry    int   // rebalances left in hungry mode
-	warned    bool  // the no-cross-process-wake warning was logged
+	owned     []int         // partitions the session holds, sorted
+	leases    bool          // the dialect's ownership is a lease (Check returns a time)
+	hungry    int           // rebalances left in hungry mode
+	hungryGap time.Duration // the next look of hungry mode is after this
+	warned    bool          // the no-cross-process-wake warning was logged
 	retry     time.Duration
 	watchSig  chan struct{}  // a watched relay left
 	changeSig chan struct{}  // a relay joined
@@ -107,6 +114,7 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 			return o.retry
 		}
 		o.sess, o.owned, o.retry, o.hungry = s, nil, 0, hungryFor*int(cfg.RebalanceInterval/hungryInterval)
+		o.hungryGap = hungryFirst
 	}
 	if err := o.rebalance(ctx, grabAll); err != nil {
 		if ctx.Err() != nil {
@@ -127,7 +135,8 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 		next = min(next, (cfg.LeaseDuration-cfg.PublishTimeout)/2)
 	}
 	if o.hungry > 0 {
-		next = min(next, hungryInterval)
+		next = min(next, o.hungryGap)
+		o.hungryGap = min(2*o.hungryGap, hungryInterval)
 	}
 	if time.Since(time.Unix(0, o.lastBatch.Load())) < 2*busyCheck {
 		next = min(next, busyCheck)
@@ -216,6 +225,7 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 	}
 	if len(o.owned) < target && o.hungry == 0 && !grabAll {
 		o.hungry = hungryFor * int(cfg.RebalanceInterval/hungryInterval)
+		o.hungryGap = hungryFirst
 	}
 	// Give surplus back only to relays that want it.
 	deficit := 0
