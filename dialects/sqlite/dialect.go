@@ -101,7 +101,7 @@ func New(opts ...Option) (*Dialect, error) {
 		renew: load("session_renew.sql"), check: load("session_check.sql"),
 		release: load("session_release.sql"), view: load("session_view.sql"),
 		close: load("session_close.sql"), closeRelay: load("session_close_relay.sql"),
-		watch: load("session_watch.sql"),
+		watch: load("session_watch.sql"), file: load("session_file.sql"),
 	}
 	d.partitionsQ = load("partitions.sql")
 	d.partitionsMeta = load("partitions_meta.sql")

@@ -29,9 +29,11 @@
 // Session.Check renews them all. A relay that stops renewing (killed, or
 // starved) loses its partitions when the lease runs out, and the relay
 // must stop publishing past the time Check returns. Session.WaitChange
-// reads the live relays once a second (one small SELECT per relay, idle or
-// not): relays see a joiner, a relay that closed or one whose leases ran
-// out within a second. Marks and failures are fenced by the partition's
+// looks once a second at the database file's size and modification time
+// (and its WAL's) and reads the live relays after another connection
+// wrote: relays see a joiner or a relay that closed within a second, and
+// an idle relay sends no statement to watch (an in-memory database, which
+// has no file, reads the relays every second). Marks and failures are fenced by the partition's
 // owner. The relay's read is one plain SELECT that walks the pending rows
 // in seq order; blocked aggregates are kept in <table>_blocked.
 //

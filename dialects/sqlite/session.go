@@ -23,18 +23,12 @@ var ErrInvalidLease = errors.New("jitoutbox/sqlite: session lease must be positi
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, gc, take, renew, check, release, view, close, closeRelay, watch string
+	open, gc, take, renew, check, release, view, close, closeRelay, watch, file string
 }
 
 // gcAge is how long after its lease ran out a relay row is forgotten by the
 // next session that opens; until then View no longer lists it anyway.
 const gcAge = time.Minute
-
-// watchPoll is how often WaitChange reads the live relays: SQLite has no
-// way to interrupt a wait from another process, and one small read a second
-// of a local file is how a relay (alone or not) sees a joiner within a
-// second.
-const watchPoll = time.Second
 
 // session is a relay's ownership session: a row in <table>_relays and a
 // lease on each owned partition. Check renews the partitions' leases while
@@ -50,12 +44,17 @@ type session struct {
 	lease time.Duration
 	owns  map[int]bool // what Take took and Release did not give up
 	lost  bool
+	// file is the database file ("" in memory), whose stamp WaitChange
+	// watches.
+	file string
+	mu   sync.Mutex // guards what follows: WaitChange runs beside the other methods
 	// viewAt is the now of the last View and viewRead when it was read:
 	// WaitChange judges liveness on the View's clock, advanced by the time
 	// since, so that it agrees with the View it is given.
-	mu       sync.Mutex // guards viewAt, viewRead: WaitChange runs beside the other methods
-	viewAt   time.Time
-	viewRead time.Time
+	viewAt, viewRead time.Time
+	// seen is the file's stamp when the live relays were last known (read
+	// by WaitChange, or unchanged by anyone but this session).
+	seen fileStamp
 }
 
 var _ dialects.Session = (*session)(nil)
@@ -78,6 +77,9 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
 	_, _ = db.ExecContext(ctx, d.sess.gc, micros(now.Add(-gcAge)), micros(now))
+	// Without it WaitChange reads the relays every watchPoll.
+	_ = db.QueryRowContext(ctx, d.sess.file).Scan(&s.file)
+	s.seen = s.stamp() // what was written until now, its first View sees
 	return s, nil
 }
 
@@ -104,6 +106,7 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 		return nil, nil
 	}
 	now = sqlkit.UTC(now)
+	defer s.wrote(s.stamp())
 	taken, err := queryCol[int](ctx, s.db, s.d.sess.take, jsonParts(parts), s.token, micros(now), micros(now.Add(s.lease)))
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: session take: %w", err)
@@ -118,6 +121,7 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	if len(parts) == 0 || s.lost {
 		return nil
 	}
+	defer s.wrote(s.stamp())
 	if _, err := s.db.ExecContext(ctx, s.d.sess.release, jsonParts(parts), s.token); err != nil {
 		return fmt.Errorf("jitoutbox/sqlite: session release: %w", err)
 	}
@@ -142,6 +146,7 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	}
 	now = sqlkit.UTC(now)
 	until := now.Add(s.lease)
+	defer s.wrote(s.stamp())
 	if len(s.owns) == 0 {
 		res, err := s.db.ExecContext(ctx, s.d.sess.renew, s.token, micros(until))
 		n, err := count("session check", res, err)
@@ -210,43 +215,6 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	s.viewAt, s.viewRead = now, time.Now()
 	s.mu.Unlock()
 	return v, nil
-}
-
-// WaitChange may run on its own goroutine beside the session's other
-// methods.
-//
-// WaitChange reads the live relays every watchPoll (session_watch.sql) and
-// returns an error wrapping dialects.ErrRelaysChanged once they are no
-// longer v's: a relay joined, closed, or let its leases run out. Nothing
-// else tells a SQLite session that another came or went, so this read is
-// the idle cost of seeing a joiner within a second: one small statement a
-// second per relay.
-func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
-	s.mu.Lock()
-	at, read := s.viewAt, s.viewRead
-	s.mu.Unlock()
-	if read.IsZero() {
-		at, read = time.Now(), time.Now()
-	}
-	t := time.NewTicker(watchPoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-		live, err := queryCol[string](ctx, s.db, s.d.sess.watch, micros(sqlkit.UTC(at.Add(time.Since(read)))))
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("jitoutbox/sqlite: wait: %w", err)
-		}
-		if !slices.Equal(live, v.Relays) {
-			return fmt.Errorf("jitoutbox/sqlite: wait: %w", dialects.ErrRelaysChanged)
-		}
-	}
 }
 
 // Close clears the owner of the session's partitions and deletes its relay

@@ -89,9 +89,6 @@ func TestLeaseExpiry(t *testing.T) {
 	if v.Owners[0] != b.Token() || v.Epochs[0] != 2 || v.Owners[1] != "" {
 		t.Fatalf("view after take-over %+v", v)
 	}
-	if err := b.WaitChange(ctx, v); !errors.Is(err, dialects.ErrWaitUnsupported) {
-		t.Fatalf("WaitChange = %v", err)
-	}
 	// a's next Check reports what it still owns, and that it is over.
 	owned, _, err = a.Check(ctx, late)
 	if !errors.Is(err, dialects.ErrSessionLost) || !slices.Equal(owned, []int{1, 2}) {
@@ -311,5 +308,71 @@ func TestPartitionCount(t *testing.T) {
 	// Migrate of a dialect with another count never changes the table's.
 	if err := other.Migrate(ctx, db); !errors.Is(err, dialects.ErrPartitionMismatch) {
 		t.Fatalf("Migrate with another count: got %v", err)
+	}
+}
+
+// TestWaitChangeIdle checks the idle cost of WaitChange: a session alone
+// waiting sends no statement while nobody writes, nor after its own
+// renewal, and still sees a relay that joins from another pool (another
+// process, as far as SQLite can tell) within a second or so.
+func TestWaitChangeIdle(t *testing.T) {
+	ctx := context.Background()
+	d, err := sqlite.New(sqlite.WithPartitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	var c sqlcount.Counter
+	db, err := sqlcount.Open("sqlite", dsn(path), &c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	a := openSession(t, d, db, "a", time.Minute)
+	if _, err := a.Take(ctx, []int{0, 1, 2, 3}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.View(ctx, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.WaitChange(wctx, v) }()
+	idle := func(what string) {
+		t.Helper()
+		before := c.Total()
+		time.Sleep(2500 * time.Millisecond) // a window to count in: two looks of WaitChange
+		if n := c.Total() - before; n != 0 {
+			t.Fatalf("WaitChange %s: %d statements in 2.5s, want none", what, n)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("WaitChange returned %s: %v", what, err)
+		default:
+		}
+	}
+	idle("alone, nobody writing")
+	if _, _, err := a.Check(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	idle("after its own renewal")
+	other, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	openSession(t, d, other, "b", time.Minute)
+	select {
+	case err := <-done:
+		if !errors.Is(err, dialects.ErrRelaysChanged) {
+			t.Fatalf("WaitChange after b joined: %v, want ErrRelaysChanged", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitChange did not see b join within 10s")
 	}
 }

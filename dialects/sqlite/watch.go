@@ -1,0 +1,104 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+)
+
+// watchPoll is how often WaitChange looks for a write by another
+// connection: SQLite cannot interrupt a wait from another process, so a
+// relay (alone or not) looks, and sees a joiner within a second.
+const watchPoll = time.Second
+
+// fileStamp is the size and modification time of the database file and
+// of its WAL: any commit changes one of them.
+type fileStamp struct {
+	size, mod, walSize, walMod int64
+}
+
+// stamp returns the database file's stamp; the zero stamp when the
+// database is in memory or the file cannot be read (every look then reads
+// the relays).
+func (s *session) stamp() fileStamp {
+	if s.file == "" {
+		return fileStamp{}
+	}
+	var st fileStamp
+	if fi, err := os.Stat(s.file); err == nil {
+		st.size, st.mod = fi.Size(), fi.ModTime().UnixNano()
+	}
+	if fi, err := os.Stat(s.file + "-wal"); err == nil {
+		st.walSize, st.walMod = fi.Size(), fi.ModTime().UnixNano()
+	}
+	return st
+}
+
+// wrote records this session's own write, begun when the file's stamp was
+// pre: when nobody else had written since the relays were last known, the
+// stamp after it is known too, so that WaitChange does not read the relays
+// for the session's own renewals. A write by another connection at the same
+// moment is then seen only by the next rebalance.
+func (s *session) wrote(pre fileStamp) {
+	if s.file == "" {
+		return
+	}
+	post := s.stamp()
+	s.mu.Lock()
+	if pre == s.seen {
+		s.seen = post
+	}
+	s.mu.Unlock()
+}
+
+// WaitChange may run on its own goroutine beside the session's other
+// methods.
+//
+// WaitChange looks every watchPoll at the database file's size and
+// modification time (and its WAL's), and when another connection wrote,
+// reads the live relays (session_watch.sql, on v's clock advanced by the
+// time since); it returns an error wrapping dialects.ErrRelaysChanged once
+// they are no longer v's: a relay joined or closed. An idle relay thus
+// sends no statement to watch (one stat of two files a second) and reads
+// the relays once after another relay's lease renewal; an in-memory
+// database, which has no file, reads them every watchPoll.
+func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
+	s.mu.Lock()
+	at, read := s.viewAt, s.viewRead
+	s.mu.Unlock()
+	if read.IsZero() {
+		at, read = time.Now(), time.Now()
+	}
+	t := time.NewTicker(watchPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		cur := s.stamp()
+		s.mu.Lock()
+		changed := s.file == "" || cur != s.seen
+		s.seen = cur
+		s.mu.Unlock()
+		if !changed {
+			continue
+		}
+		live, err := queryCol[string](ctx, s.db, s.d.sess.watch, micros(sqlkit.UTC(at.Add(time.Since(read)))))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("jitoutbox/sqlite: wait: %w", err)
+		}
+		if !slices.Equal(live, v.Relays) {
+			return fmt.Errorf("jitoutbox/sqlite: wait: %w", dialects.ErrRelaysChanged)
+		}
+	}
+}
