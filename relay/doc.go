@@ -24,9 +24,9 @@
 // and a relay that joins interrupts those waits, so the others release its
 // share at once. On SQLite ownership is a lease (Config.LeaseDuration) that
 // the relay renews on its ownership goroutine, never behind a slow batch,
-// and stops publishing before it can expire; each relay looks once a
-// second at the database file and reads the live relays after another
-// wrote, to see one join or leave. Relays also rebalance every
+// and stops publishing before it can expire; each relay looks four
+// times a second at the database file and reads the live relays after
+// another wrote, to see one join or leave. Relays also rebalance every
 // Config.RebalanceInterval: a relay with fewer than its share takes free
 // partitions (looking again after 25ms, then twice as long each time up to
 // every 250ms, until it has them), a relay with more releases its surplus,

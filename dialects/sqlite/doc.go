@@ -29,11 +29,12 @@
 // Session.Check renews them all. A relay that stops renewing (killed, or
 // starved) loses its partitions when the lease runs out, and the relay
 // must stop publishing past the time Check returns. Session.WaitChange
-// looks once a second at the database file's size and modification time
-// (and its WAL's) and reads the live relays after another connection
-// wrote: relays see a joiner or a relay that closed within a second, and
-// an idle relay sends no statement to watch (an in-memory database, which
-// has no file, reads the relays every second). Marks and failures are fenced by the partition's
+// looks four times a second at the database file's size and modification
+// time (and its WAL's) and reads the live relays after another connection
+// wrote (at most once a second): relays see a joiner or a relay that
+// closed within a second, and an idle relay sends no statement to watch
+// (an in-memory database, which has no file, reads the relays every
+// second). Marks and failures are fenced by the partition's
 // owner. The relay's read is one plain SELECT that walks the pending rows
 // in seq order; blocked aggregates are kept in <table>_blocked.
 //

@@ -12,9 +12,14 @@ import (
 )
 
 // watchPoll is how often WaitChange looks for a write by another
-// connection: SQLite cannot interrupt a wait from another process, so a
-// relay (alone or not) looks, and sees a joiner within a second.
-const watchPoll = time.Second
+// connection (two stats of files): SQLite cannot interrupt a wait from
+// another process, so a relay (alone or not) looks. watchRead is the
+// least time between two reads of the relays that the looks cause, so
+// that under a steady write load the watch costs one statement a second.
+const (
+	watchPoll = 250 * time.Millisecond
+	watchRead = time.Second
+)
 
 // fileStamp is the size and modification time of the database file and
 // of its WAL: any commit changes one of them.
@@ -62,11 +67,12 @@ func (s *session) wrote(pre fileStamp) {
 // WaitChange looks every watchPoll at the database file's size and
 // modification time (and its WAL's), and when another connection wrote,
 // reads the live relays (session_watch.sql, on v's clock advanced by the
-// time since); it returns an error wrapping dialects.ErrRelaysChanged once
-// they are no longer v's: a relay joined or closed. An idle relay thus
-// sends no statement to watch (one stat of two files a second) and reads
-// the relays once after another relay's lease renewal; an in-memory
-// database, which has no file, reads them every watchPoll.
+// time since; at most once every watchRead); it returns an error wrapping
+// dialects.ErrRelaysChanged once they are no longer v's: a relay joined or
+// closed. An idle relay thus sends no statement to watch (two stats four
+// times a second) and reads the relays once after another relay's lease
+// renewal; an in-memory database, which has no file, reads them every
+// watchRead.
 func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	s.mu.Lock()
 	at, read := s.viewAt, s.viewRead
@@ -76,11 +82,15 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	}
 	t := time.NewTicker(watchPoll)
 	defer t.Stop()
+	var last time.Time // the last read of the relays
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+		}
+		if time.Since(last) < watchRead {
+			continue
 		}
 		cur := s.stamp()
 		s.mu.Lock()
@@ -90,6 +100,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		if !changed {
 			continue
 		}
+		last = time.Now()
 		live, err := queryCol[string](ctx, s.db, s.d.sess.watch, micros(sqlkit.UTC(at.Add(time.Since(read)))))
 		if err != nil {
 			if ctx.Err() != nil {
