@@ -26,10 +26,21 @@ import (
 // moves this test checks.
 const cleanLease = 15 * time.Second
 
+// joinBound is how soon a joining relay must own a share in
+// TestRebalanceOneFourOne: generous against the ~0.05-0.5 s measured
+// (BenchmarkJoin), far below a rebalance interval.
+const joinBound = 5 * time.Second
+
 // TestRebalanceOneFourOne: one relay in the test process owns every
-// partition; two more relays in the test process and a relay process join
-// one by one and take shares, then leave one by one (the process with
-// SIGTERM), while a producer commits events all along.
+// partition; a relay process and two more relays in the test process join
+// one by one and each owns a share within joinBound, then they leave one
+// by one (the process with SIGTERM), while a producer commits events all
+// along. The first relay rebalances only every minute and the process
+// every 30 s (the default): a joiner gets its share because the relays
+// already there see it join at once, the first one alone included. (The
+// later joiners rebalance every 300 ms: a relay that leaves is seen at once
+// only by its watcher, which gives the surplus it takes to the relays
+// below their share at their next rebalance.)
 // Every event is published (the stream keeps every copy: its duplicate
 // window is tiny), in order per aggregate, and the first relay owns
 // everything again at the end. Duplicates are counted and reported (see
@@ -66,7 +77,7 @@ func TestRebalanceOneFourOne(t *testing.T) {
 		logger := slog.New(slog.NewTextHandler(relayLog, &slog.HandlerOptions{Level: slog.LevelWarn}))
 		relays := []*relay.Relay{}
 		a, err := relay.New(pd.db, pd.d, pub, relay.Config{Owner: "first", PollInterval: 200 * time.Millisecond,
-			RebalanceInterval: 300 * time.Millisecond, LeaseDuration: cleanLease, PublishTimeout: 2 * time.Second,
+			RebalanceInterval: time.Minute, LeaseDuration: cleanLease, PublishTimeout: 2 * time.Second,
 			Logger: logger, Hooks: pubs.hooks("first")})
 		if err != nil {
 			t.Fatal(err)
@@ -100,15 +111,18 @@ func TestRebalanceOneFourOne(t *testing.T) {
 		}()
 		defer func() { stopProducer(); pwg.Wait() }()
 
-		// 1 -> 4: two relays in this process, then a relay process, join;
-		// each gets a share. (The process joins last: cmd/jitoutbox-relay
-		// rebalances every 30 s, the default, so a relay joining after it
-		// would wait up to 36 s for it to release its surplus.)
+		// 1 -> 4: a relay process, then two relays in this process, join;
+		// each gets a share at once.
 		join := func(name string) {
-			got := pd.waitOwned(t, name, 20*time.Second, "owning a share", func(o []int) bool { return len(o) > 0 })
-			t.Logf("%s: %s joined, owns %d partitions; first owns %d", pd.name, name, len(got), len(pd.owned(t, "first")))
+			start := time.Now()
+			got := pd.waitOwned(t, name, joinBound, "owning a share", func(o []int) bool { return len(o) > 0 })
+			t.Logf("%s: %s joined, owns %d partitions after %v; first owns %d", pd.name, name, len(got),
+				time.Since(start).Round(time.Millisecond), len(pd.owned(t, "first")))
 			time.Sleep(500 * time.Millisecond)
 		}
+		args := append(childArgs(pd, srv.URL, prefix, "joiner2"), "-poll", "200ms", "-lease", cleanLease.String()) // the last of a flag wins
+		proc := relayproc.Start(t, relayBin, args...)
+		join("joiner2")
 		var stops []func()
 		for i := range 2 {
 			name := fmt.Sprintf("joiner%d", i)
@@ -131,9 +145,6 @@ func TestRebalanceOneFourOne(t *testing.T) {
 			defer stop()
 			join(name)
 		}
-		args := append(childArgs(pd, srv.URL, prefix, "joiner2"), "-poll", "200ms", "-lease", cleanLease.String()) // the last of a flag wins
-		proc := relayproc.Start(t, relayBin, args...)
-		join("joiner2")
 		// 4 -> 1: each leaves cleanly (the process with SIGTERM); its
 		// partitions move at once.
 		time.Sleep(500 * time.Millisecond)
