@@ -106,7 +106,7 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 		return nil, nil
 	}
 	now = sqlkit.UTC(now)
-	defer s.wrote(s.stamp())
+	defer s.wrote(s.stamp()) // the stamp before the write
 	taken, err := queryCol[int](ctx, s.db, s.d.sess.take, jsonParts(parts), s.token, micros(now), micros(now.Add(s.lease)))
 	if err != nil {
 		return nil, fmt.Errorf("jitoutbox/sqlite: session take: %w", err)
@@ -121,7 +121,7 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	if len(parts) == 0 || s.lost {
 		return nil
 	}
-	defer s.wrote(s.stamp())
+	defer s.wrote(s.stamp()) // the stamp before the write
 	if _, err := s.db.ExecContext(ctx, s.d.sess.release, jsonParts(parts), s.token); err != nil {
 		return fmt.Errorf("jitoutbox/sqlite: session release: %w", err)
 	}
@@ -146,7 +146,7 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	}
 	now = sqlkit.UTC(now)
 	until := now.Add(s.lease)
-	defer s.wrote(s.stamp())
+	defer s.wrote(s.stamp()) // the stamp before the write
 	if len(s.owns) == 0 {
 		res, err := s.db.ExecContext(ctx, s.d.sess.renew, s.token, micros(until))
 		n, err := count("session check", res, err)
