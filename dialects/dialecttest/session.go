@@ -415,3 +415,29 @@ func testWaitChangeAloneDeath(t *testing.T, tgt Target) {
 	wantParts(t, "b takes the dead session's partition", e.take(b, []int{0}, 0), 0)
 	_ = a.Close()
 }
+
+// testWaitChangeCancelled: WaitChange returns soon after its ctx ends,
+// however early: a relay alone waits on its own member lock, which only
+// its session's close would free, and a relay stops its watch before it
+// closes the session, so a wait that missed its cancel would hang the
+// relay's stop.
+func testWaitChangeCancelled(t *testing.T, tgt Target) {
+	e := setup(t, tgt)
+	a := e.session("a")
+	v := e.view(a, 0)
+	for i := range 300 {
+		ctx, cancel := context.WithCancel(e.ctx)
+		done := make(chan error, 1)
+		go func() { done <- a.WaitChange(ctx, v) }()
+		time.Sleep(time.Duration(i%100) * 20 * time.Microsecond) // around the statement's start
+		cancel()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("WaitChange %d after cancel: %v, want context.Canceled", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("WaitChange %d did not return 5s after its context was cancelled", i)
+		}
+	}
+}

@@ -100,6 +100,7 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("WaitChangeAloneJoin", func(t *testing.T) { testWaitChangeAloneJoin(t, tgt) })
 	t.Run("WaitChangeJoinedBefore", func(t *testing.T) { testWaitChangeJoinedBefore(t, tgt) })
 	t.Run("WaitChangeAloneDeath", func(t *testing.T) { testWaitChangeAloneDeath(t, tgt) })
+	t.Run("WaitChangeCancelled", func(t *testing.T) { testWaitChangeCancelled(t, tgt) })
 	t.Run("SharedDialect", func(t *testing.T) { testSharedDialect(t, tgt) })
 	t.Run("ReadPartitionsOrderLimit", func(t *testing.T) { testReadPartitionsOrderLimit(t, tgt) })
 	t.Run("ReadLateCommit", func(t *testing.T) { testReadLateCommit(t, tgt) })

@@ -113,6 +113,7 @@ func New(opts ...Option) (*Dialect, error) {
 		wait: load("session_wait.sql"), waitRelease: load("session_wait_release.sql"),
 		close: load("session_close.sql"), closeRelay: load("session_close_relay.sql"),
 		unlockAll: load("session_unlock_all.sql"), kick: load("session_kick.sql"),
+		waitID: load("session_wait_id.sql"),
 	}
 	d.database = load("database.sql")
 	d.migrateLock = load("migrate_lock.sql")

@@ -22,6 +22,7 @@ import (
 type sessionSQL struct {
 	open, lock, gc, take, own, release, unlock, check, view string
 	wait, waitRelease, close, closeRelay, unlockAll, kick   string
+	waitID                                                  string
 }
 
 const (
@@ -50,15 +51,17 @@ const (
 // "jitoutbox.<namespace>.p<partition>" (see Dialect.lockPrefix), well under
 // the 64 characters MySQL allows.
 type session struct {
-	d      *Dialect
-	db     *sql.DB
-	conn   *sql.Conn // the session connection: its locks are the ownership
-	watch  *sql.Conn // WaitChange's connection, opened on first use
-	token  string
-	prefix string           // lock name prefix of the table
-	mu     sync.Mutex       // guards ids: WaitChange runs beside the other methods
-	ids    map[string]int64 // relay token -> relays.id, from the last View
-	lost   bool
+	d     *Dialect
+	db    *sql.DB
+	conn  *sql.Conn // the session connection: its locks are the ownership
+	watch *sql.Conn // WaitChange's connection, opened on first use
+	// watchID is the server thread id of watch.
+	watchID int64
+	token   string
+	prefix  string           // lock name prefix of the table
+	mu      sync.Mutex       // guards ids: WaitChange runs beside the other methods
+	ids     map[string]int64 // relay token -> relays.id, from the last View
+	lost    bool
 }
 
 var _ dialects.Session = (*session)(nil)
@@ -293,7 +296,15 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	}
 	if s.watch == nil {
 		c, err := s.db.Conn(ctx)
+		if err == nil {
+			if err = c.QueryRowContext(ctx, s.d.sess.waitID).Scan(&s.watchID); err != nil {
+				discard(c)
+			}
+		}
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
 		}
 		s.watch = c
@@ -307,6 +318,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			// cancel; never return such a connection to the pool.
 			s.dropWatch()
 			if ctx.Err() != nil {
+				s.killWatch()
 				return ctx.Err()
 			}
 			if strings.Contains(err.Error(), "1317") || strings.Contains(err.Error(), "interrupted") {
@@ -333,6 +345,16 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			return err
 		}
 	}
+}
+
+// killWatch ends the server side of a wait whose context ended (the driver
+// closed the client side only), so that it does not go on holding a
+// connection slot: best effort.
+func (s *session) killWatch() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// A server-given thread id, formatted here: KILL takes no placeholder.
+	_, _ = s.db.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(s.watchID, 10))
 }
 
 // dropWatch discards WaitChange's connection.

@@ -209,11 +209,15 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	}
 	if s.watch == nil {
 		c, err := s.db.Conn(ctx)
-		if err != nil {
-			return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
+		if err == nil {
+			if err = c.QueryRowContext(ctx, s.d.sess.waitPID).Scan(&s.watchPID); err != nil {
+				discard(c)
+			}
 		}
-		if err := c.QueryRowContext(ctx, s.d.sess.waitPID).Scan(&s.watchPID); err != nil {
-			discard(c)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
 		}
 		s.watch = c
