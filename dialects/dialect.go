@@ -227,6 +227,28 @@ type ReadRequest struct {
 	Now time.Time
 }
 
+// CriticalWindow is the most candidates a ReadCritical looks at when
+// CriticalRequest.Window is not set.
+const CriticalWindow = 256
+
+// CriticalRequest asks for the time-critical rows of owned partitions that
+// can be published at once, ahead of any backlog (Dialect.ReadCritical).
+type CriticalRequest struct {
+	// Partitions are the partitions to read (those the relay owns).
+	Partitions []int
+	// Limit is the most rows returned (> 0).
+	Limit int
+	// Window is the most candidates looked at: the first Window pending,
+	// due, time-critical rows of the partitions in Seq order, before the
+	// look for an earlier pending row or a block of their aggregates
+	// (<= 0: CriticalWindow). It bounds the read's work when many
+	// time-critical rows wait behind earlier rows of their aggregates; the
+	// rows past the window are left to Read.
+	Window int
+	// Now is the relay's clock.
+	Now time.Time
+}
+
 // Dialect is the set of operations jitoutbox needs from a database.
 //
 // Semantics every implementation must honour (tested by dialecttest):
@@ -241,6 +263,12 @@ type ReadRequest struct {
 //     leaving out every row of an aggregate with a block on an earlier row
 //     (a dead row, or a retry not yet due). Ownership of the partitions is
 //     the caller's: a Session proves it.
+//   - ReadCritical is a plain SELECT too: of the first Window pending, due,
+//     time-critical rows of the given partitions in Seq order, those whose
+//     aggregate has no earlier pending row (in any state of due-ness) and
+//     no block on an earlier row (dead, or a retry not yet due), in Seq
+//     order, up to Limit. Such a row has the property a handed-over row
+//     has (InsertHandoff): nothing of its aggregate may go before it.
 //   - Mark and Fail change only rows of partitions that the given token owns
 //     at the time of the statement (fencing): a relay that lost a partition
 //     changes nothing in it.
@@ -281,6 +309,12 @@ type Dialect interface {
 	OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (Session, error)
 	// Read returns pending rows of owned partitions (see the rules above).
 	Read(ctx context.Context, db *sql.DB, req ReadRequest) (ReadResult, error)
+	// ReadCritical returns the time-critical rows of owned partitions that
+	// no earlier row of their aggregate holds back (see the rules above),
+	// so that a relay publishes them before a backlog it is draining. It
+	// works on a table without the index later migrations add for it,
+	// reading more.
+	ReadCritical(ctx context.Context, db *sql.DB, req CriticalRequest) ([]Record, error)
 	// Mark sets the published state (or deletes) the rows of m.Seqs in
 	// partitions m.Token owns, removes the retry blocks of m.Unblock, and
 	// returns how many rows it changed.

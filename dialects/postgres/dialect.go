@@ -36,6 +36,8 @@ type Dialect struct {
 
 	sess sessionSQL
 
+	readCritical string // read_critical.sql
+
 	tableOID, migrateLock, partitionsQ, partitionsMeta, read, mark, fail string
 	requeueIDs, requeueAggregate, requeueAll                             string
 	skipIDs, skipAggregate, skipAll                                      string
@@ -101,6 +103,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.partitionsQ = load("partitions.sql")
 	d.partitionsMeta = load("partitions_meta.sql")
 	d.read = load("read.sql")
+	d.readCritical = load("read_critical.sql")
 	d.mark = load("mark.sql")
 	d.fail = load("fail.sql")
 	d.requeueIDs = load("requeue_ids.sql")
@@ -295,6 +298,27 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/postgres: read: %w", err)
 	}
 	return res, nil
+}
+
+// ReadCritical returns the time-critical rows of req.Partitions that no
+// earlier row of their aggregate holds back (read_critical.sql, prepared).
+func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.CriticalRequest) ([]dialects.Record, error) {
+	if req.Limit <= 0 || len(req.Partitions) == 0 {
+		return nil, nil
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, d.readCritical)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: read critical: prepare: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), sqlkit.UTC(req.Now), sqlkit.CriticalWindow(req), req.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: read critical: %w", err)
+	}
+	res, err := sqlkit.ScanRead(rows, true, req.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: read critical: %w", err)
+	}
+	return res.Records, nil
 }
 
 // partArray renders partitions as a PostgreSQL array literal.

@@ -108,3 +108,12 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 	slices.SortFunc(recs, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	return recs, nil
 }
+
+// CriticalWindow returns the candidates a critical read looks at: the
+// request's window, or dialects.CriticalWindow when unset.
+func CriticalWindow(req dialects.CriticalRequest) int {
+	if req.Window <= 0 {
+		return dialects.CriticalWindow
+	}
+	return req.Window
+}
