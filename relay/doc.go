@@ -31,7 +31,7 @@
 // # Cycles
 //
 // The publish loop runs a cycle at once on a hand-over or a wake from
-// Config.Sources, within Config.LazyDelay of a lazy wake (an ordinary
+// Config.Sources (after the critical read below), within Config.LazyDelay of a lazy wake (an ordinary
 // commit), when a retry comes due, when the relay takes partitions, after
 // Config.PollInterval without any other cycle, and again at once while
 // batches come back full. Wakes arriving during a cycle cause at most one
@@ -41,8 +41,16 @@
 // time-critical transactions of this process hand over at commit
 // (txoutbox.WithRelay: rows of partitions the relay owns, with no earlier
 // event of their aggregate pending), with no read at all, so that a
-// time-critical event never waits behind a batch of ordinary ones. The
-// lanes leave each other's aggregates in flight alone. Each batch is published in
+// time-critical event never waits behind a batch of ordinary ones. On a
+// wake from Config.Sources (a time-critical commit in another process) and
+// when a hand-over asks for a read, the hand-over lane first runs a
+// critical read (dialects.Dialect.ReadCritical: the owned partitions'
+// time-critical rows with no earlier pending row and no block of their
+// aggregate) and publishes what it returns the same way, then wakes the
+// publish loop, so that a time-critical event of another process does not
+// wait behind a backlog the loop is draining either; one behind an earlier
+// pending event of its own aggregate waits for it. The lanes leave each
+// other's aggregates in flight alone. Each batch is published in
 // waves: wave k holds the k-th event of each aggregate in the batch, so a
 // Publisher never sees two events of one aggregate in one call. When an
 // event fails, the later events of its aggregate wait.

@@ -9,9 +9,10 @@ import (
 
 // The two lanes of a run. The read lane (the publish loop, run.go) reads
 // the owned partitions and publishes backlogs batch by batch. The
-// hand-over lane publishes the rows that time-critical commits of this
-// process hand over (txoutbox.WithRelay) at once, beside the read lane, so
-// that a time-critical event never waits behind a batch of ordinary ones.
+// hand-over lane publishes, beside it, the rows that time-critical commits
+// of this process hand over (txoutbox.WithRelay) and the rows of its
+// critical reads, so that a time-critical event never waits behind a
+// batch of ordinary ones, nor behind a backlog the read lane is draining.
 //
 // Order between the lanes: a handed-over row is free at its flush (no
 // pending or blocked row of its aggregate was visible), so the only rows
@@ -22,49 +23,146 @@ import (
 // other has in flight: the hand-over lane drops their handed-over rows
 // (the read lane publishes them), the read lane skips their rows in this
 // batch (the next read returns them, once the hand-over batch has ended).
+//
+// Critical reads. On an urgent wake from a Source (a time-critical commit
+// of another process, or of this one that could not hand over) and when a
+// hand-over asks for a read, the hand-over lane reads the owned
+// partitions' time-critical rows that have no earlier pending row and no
+// block (dialects.Dialect.ReadCritical), publishes them like handed-over
+// rows, and then wakes the read lane, which publishes the rest (a
+// time-critical row behind an earlier pending row of its aggregate waits
+// for it: only that aggregate waits). Such a row c of aggregate A has the
+// property a handed-over row has, as of the read: no earlier row of A is
+// pending or blocked, and none can commit later (transactions writing one
+// aggregate serialise on it, so a row committed after c comes after it).
+// A row published and not yet marked is still pending in the table, so a
+// row behind it is not returned; c itself, published by either lane and
+// waiting for its mark, is in recent and skipped. The later rows of A
+// commit after c, so they took their seqs after any read from the start
+// that did not see c: above its horizon, a read ahead leaves them out
+// while c is pending at or below its bound, and a read that returns them
+// returns c before them (keep then skips A while this lane has it in
+// flight, or skips c once published: the later rows go after c's ack).
+// What the lanes exclude is checked under rn.mu as usual (takeFast,
+// keep). One race is left: the read is a snapshot, and between it and
+// takeFast a read-lane batch may publish c and end; if c failed there, it
+// is not in recent, and the stale record would publish it again (a dead
+// event too, or a retry before its time). So while a critical read's rows
+// wait for takeFast (critWatch), the aggregates of read-lane batches that
+// end go to critEnded, and takeFast leaves their rows to the read lane.
+// The critical read holds fastBatch from before the read until its batch
+// is published, so ownership (and with it the seqs remembered) does not
+// change in between.
 
 // fastLoop is the hand-over lane: it publishes handed-over records as they
-// come, until ctx ends.
+// come, and runs critical reads when asked, until ctx ends.
 func (rn *run) fastLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-rn.wakes.handoff:
-		}
-		recs, read := rn.r.hand.take()
-		if read {
-			signal(rn.wakes.urgent) // rows that could not be handed over: the read lane reads
-		}
-		for len(recs) > 0 && ctx.Err() == nil {
-			n := min(len(recs), rn.r.cfg.BatchSize)
-			rn.fastBatch.Lock()
-			batch, dropped := rn.takeFast(recs[:n])
-			if len(batch) > 0 {
-				var res cycleResult
-				res.claimed = len(batch)
-				rn.publishBatch(ctx, batch, true, &res)
-				if res.dbErr != nil || res.outage || res.more {
-					// Rows left pending (a failure, an outage): the read
-					// lane takes over, with its back-off.
-					signal(rn.wakes.urgent)
-				}
+			recs, read := rn.r.hand.take()
+			if read {
+				// Rows that could not be handed over: a critical read
+				// (next round), then the read lane reads.
+				signal(rn.wakes.critical)
 			}
-			rn.fastBatch.Unlock()
-			if dropped {
-				signal(rn.wakes.urgent)
+			for len(recs) > 0 && ctx.Err() == nil {
+				n := min(len(recs), rn.r.cfg.BatchSize)
+				rn.fastBatch.Lock()
+				rn.publishFast(ctx, recs[:n], nil)
+				rn.fastBatch.Unlock()
+				recs = recs[n:]
 			}
-			recs = recs[n:]
+			rn.releaseFast(nil) // rows taken but not published (already published, moved) were left by the read lane too
+		case <-rn.wakes.critical:
+			rn.criticalRead(ctx)
 		}
-		rn.releaseFast(nil) // rows taken but not published (already published, moved) were left by the read lane too
 	}
 }
 
-// takeFast keeps the handed-over records of partitions the relay publishes
-// now that it has not published already and whose aggregate the read lane
-// has not in flight, and records their aggregates as in flight. dropped
-// reports records left to the read lane (all of them during a broker
-// outage, which the read lane backs off from).
+// publishFast publishes a hand-over batch (called with fastBatch held):
+// the records takeFast keeps. wake, if not nil, is called once they are
+// taken (in flight for the read lane), before they are published. It
+// reports whether any was published.
+func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake func()) bool {
+	batch, dropped := rn.takeFast(recs)
+	if wake != nil {
+		wake()
+	}
+	var res cycleResult
+	if len(batch) > 0 {
+		res.claimed = len(batch)
+		rn.publishBatch(ctx, batch, true, &res)
+		if res.dbErr != nil || res.outage || res.more {
+			// Rows left pending (a failure, an outage): the read
+			// lane takes over, with its back-off.
+			signal(rn.wakes.urgent)
+		}
+	}
+	if dropped {
+		signal(rn.wakes.urgent)
+	}
+	return res.published > 0
+}
+
+// criticalRead reads the owned partitions' time-critical rows that no
+// earlier row of their aggregate holds back and publishes them like
+// handed-over rows (see above). The read lane is woken as soon as they
+// are taken (it leaves their aggregates alone while they are in flight),
+// or at once when there are none: it publishes what the critical read
+// could not. A read that came back full and published something asks for
+// another. Database errors are left to the read lane, which backs off from
+// them; while it backs off (an outage, a database error) there is no
+// critical read.
+func (rn *run) criticalRead(ctx context.Context) {
+	woken := false
+	wake := func() {
+		if !woken {
+			woken = true
+			signal(rn.wakes.urgent)
+		}
+	}
+	defer wake()
+	rn.mu.Lock()
+	trouble := rn.trouble > 0 || rn.inOutage
+	rn.mu.Unlock()
+	if trouble || ctx.Err() != nil {
+		return
+	}
+	rn.fastBatch.Lock()
+	defer rn.fastBatch.Unlock()
+	parts := rn.r.hand.ownedList(rn.own.parts)
+	if len(parts) == 0 {
+		return
+	}
+	rn.mu.Lock()
+	rn.critWatch = true
+	rn.mu.Unlock()
+	defer func() {
+		rn.mu.Lock()
+		rn.critWatch = false
+		clear(rn.critEnded)
+		rn.mu.Unlock()
+	}()
+	limit := rn.r.cfg.BatchSize
+	recs, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.r.cfg.Clock()})
+	if err != nil || len(recs) == 0 {
+		return
+	}
+	if rn.publishFast(ctx, recs, wake) && len(recs) == limit {
+		signal(rn.wakes.critical)
+	}
+	rn.releaseFast(nil)
+}
+
+// takeFast keeps the handed-over (or critically read) records of
+// partitions the relay publishes now that it has not published already
+// and whose aggregate the read lane has not in flight (nor had, since a
+// critical read began: critEnded), and records their aggregates as in
+// flight. dropped reports records left to the read lane (all of them
+// during a broker outage, which the read lane backs off from).
 func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record, dropped bool) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
@@ -79,7 +177,7 @@ func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record, dropped 
 		if _, dup := rn.recent[rec.Seq]; dup {
 			continue
 		}
-		if rn.readAggs[aggKey(rec)] {
+		if k := aggKey(rec); rn.readAggs[k] || rn.critEnded[k] {
 			dropped = true
 			continue
 		}
@@ -161,9 +259,15 @@ func (rn *run) keep(recs []dialects.Record, held map[string]bool, max int) (out 
 	return out, bound, cut
 }
 
-// endRead clears the read lane's aggregates in flight.
+// endRead clears the read lane's aggregates in flight (remembering them
+// in critEnded while a critical read's rows wait for takeFast).
 func (rn *run) endRead() {
 	rn.mu.Lock()
+	if rn.critWatch {
+		for k := range rn.readAggs {
+			rn.critEnded[k] = true
+		}
+	}
 	clear(rn.readAggs)
 	rn.mu.Unlock()
 }

@@ -28,6 +28,10 @@ type run struct {
 	r     *Relay
 	wakes struct {
 		urgent, lazy, handoff chan struct{}
+		// critical asks the hand-over lane for a critical read (lanes.go):
+		// an urgent wake from a Source, or a hand-over that asks for a
+		// read. Buffer of one: at most one read in flight and one queued.
+		critical chan struct{}
 	}
 	own      *owner
 	marks    *markQueue
@@ -61,14 +65,21 @@ type run struct {
 	// readWaiting: the read lane left rows of fastAggs alone; wake it when
 	// they are released.
 	readWaiting bool
+	// critWatch is set while a critical read's rows wait for takeFast:
+	// the aggregates of read-lane batches that end meanwhile go to
+	// critEnded (lanes.go says why).
+	critWatch bool
+	critEnded map[string]bool
 }
 
 func newRun(r *Relay, parts int) *run {
 	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}), marks: newMarkQueue(),
-		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool)}
+		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool),
+		critEnded: make(map[string]bool)}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
+	rn.wakes.critical = make(chan struct{}, 1)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
 		changeSig:  make(chan struct{}, 1),
 		validUntil: &rn.validUntil, lastBatch: &rn.lastBatch}
