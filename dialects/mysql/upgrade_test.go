@@ -3,6 +3,7 @@ package mysql_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -121,8 +122,12 @@ func TestUpgradeFrom001(t *testing.T) {
 		t.Fatalf("second Migrate: %v", err)
 	}
 	var versions int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox_migrations`).Scan(&versions); err != nil || versions != 3 {
-		t.Errorf("versions = %d (%v), want 3", versions, err)
+	files, err := os.ReadDir("sql/migrations") // every migration, whatever their number
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox_migrations`).Scan(&versions); err != nil || versions != len(files) {
+		t.Errorf("versions = %d (%v), want %d", versions, err, len(files))
 	}
 	fresh, err := mysql.New()
 	if err != nil {
