@@ -26,7 +26,9 @@ type BatchStartInfo struct {
 	Owner string
 	// Size is the number of claimed rows.
 	Size int
-	// FastPath reports a batch claimed by id after a time-critical commit.
+	// FastPath reports a batch of the hand-over lane: rows handed over by
+	// a time-critical commit of this process, or found by a critical read
+	// after a wake from another process.
 	FastPath bool
 }
 
