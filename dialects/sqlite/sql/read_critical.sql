@@ -1,12 +1,13 @@
 -- The relay's critical read (dialects.Dialect.ReadCritical): of the first
--- ?4 (the window) pending, due, time-critical rows of the partitions ?1
--- in seq order (critical_idx, migration 005), those whose aggregate has
--- no earlier pending row (aggregate_idx) and no block on an earlier row,
--- in seq order, up to ?3. The window bounds the work when many
--- time-critical rows wait behind earlier rows of their aggregates: each
--- candidate costs two index probes, and the rows past the window are left
--- to the relay's read. The unary + keeps part out of index selection (see
--- read.sql). The last column (0) stands for the horizon a read returns.
+-- ?4 (the window) pending, due, time-critical rows of the partitions ?1 in
+-- seq order (critical_idx, migration critical_index), those whose
+-- aggregate has no earlier pending row (aggregate_idx) and no block on an
+-- earlier row, in seq order, up to ?3. The window bounds the work when
+-- many time-critical rows wait behind earlier rows of their aggregates:
+-- each candidate costs two index probes, and the rows past the window are
+-- left to the relay's read. The unary + keeps part out of index selection
+-- (see read.sql). The last column (0) stands for the horizon a read
+-- returns.
 -- ?1 JSON array of partitions, ?2 now, ?3 limit, ?4 window.
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
