@@ -146,7 +146,10 @@ func (rn *run) criticalRead(ctx context.Context) {
 		clear(rn.critEnded)
 		rn.mu.Unlock()
 	}()
-	limit := rn.r.cfg.BatchSize
+	// At most a window of rows (the read looks at no more candidates), so
+	// that a full read, which may have left free rows past its window,
+	// asks for another.
+	limit := min(rn.r.cfg.BatchSize, dialects.CriticalWindow)
 	recs, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.r.cfg.Clock()})
 	if err != nil || len(recs) == 0 {
 		return
