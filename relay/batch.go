@@ -143,8 +143,15 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 		rn.batchEnd(hctx, start, len(recs), out, failErr)
 		return held
 	}
+	limit := markAhead * r.cfg.BatchSize
+	if fast {
+		// The hand-over lane may run one batch past the read lane's
+		// bound: it does not wait behind the marks of a backlog's batches
+		// to go on to the next time-critical row.
+		limit += r.cfg.BatchSize
+	}
 	ticket := rn.marks.push(&markJob{token: token, out: out, size: len(recs), hctx: hctx, start: start, failErr: failErr},
-		markAhead*r.cfg.BatchSize)
+		limit)
 	if !fast {
 		rn.readTicket = ticket
 	}
