@@ -31,9 +31,10 @@
 //
 // A transaction is time-critical when it was begun with TimeCritical() or
 // when any of its events has Event.TimeCritical set. After such a transaction
-// commits successfully, the configured notify.Notifier is told exactly once
-// (see notify.EventNotifier for the variant that also receives the event ids), so a
-// relay can publish at once instead of at its next poll. Nothing is notified
+// commits successfully, the relay wired with WithRelay is handed the rows of
+// the partitions it owns, in memory, and the Notifier of WithNotifier is
+// told exactly once for the other partitions' relays, so a relay can publish
+// at once instead of at its next poll. Nothing is handed over or notified
 // after a rollback, a failed flush or a failed commit.
 //
 // The sqlx flavour (NewX, OutboxX, TxX) offers the same over *sqlx.DB and the

@@ -229,9 +229,9 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 	return nil
 }
 
-// insertArgs returns the bind arguments of events' rows (cols each, the
-// same for insert_row.sql and insert_leased_row.sql), with room for extra
-// more.
+// insertArgs returns the bind arguments of events' rows (cols each, in
+// insert_row.sql's order, which insert.sql and insert_handoff.sql share),
+// with room for extra more.
 func insertArgs(events []dialects.Event, cols, extra int) ([]any, error) {
 	args := make([]any, 0, len(events)*cols+extra)
 	for i := range events {
