@@ -118,7 +118,7 @@ func testInspect(t *testing.T, tgt Target) {
 	if err != nil || got.State != dialects.StateDead || got.LastError != "rejected" || got.Attempts != 1 {
 		t.Fatalf("Get(b1) = %+v, %v", got, err)
 	}
-	for _, id := range []string{e.ids.New(time.Now()).String(), "not-a-uuid", ""} {
+	for _, id := range []string{newID(), "not-a-uuid", ""} {
 		if _, err := in.Get(e.ctx, e.db, id); !errors.Is(err, dialects.ErrEventNotFound) {
 			t.Fatalf("Get(%q) = %v, want ErrEventNotFound", id, err)
 		}
