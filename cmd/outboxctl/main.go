@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,7 +23,13 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "outboxctl:", err)
+		printError(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// printError prints a command's error for humans, made safe: a database's
+// error can quote row data.
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "outboxctl:", safe(err.Error()))
 }
