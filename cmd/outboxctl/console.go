@@ -171,7 +171,7 @@ func (c *console) guard(next http.Handler) http.Handler {
 			return
 		}
 		if !c.authorized(r) {
-			if r.Header.Get("Authorization") != "" {
+			if hasBearer(r) {
 				c.wrongToken(r, "Authorization header")
 			}
 			if r.Method == http.MethodGet {
@@ -205,11 +205,17 @@ func (c *console) authorized(r *http.Request) bool {
 	return false
 }
 
-// presentsToken reports whether r offers the token: an Authorization
-// header or the login form. (A session cookie is not a token: a stale one,
-// after a restart, is no guess.)
+// presentsToken reports whether r offers the token: a bearer token or the
+// login form. (A session cookie is not a token: a stale one, after a
+// restart, is no guess; nor is another scheme's Authorization, such as a
+// proxy's Basic credentials.)
 func presentsToken(r *http.Request) bool {
-	return r.Header.Get("Authorization") != "" || (r.Method == http.MethodPost && r.URL.Path == "/login")
+	return hasBearer(r) || (r.Method == http.MethodPost && r.URL.Path == "/login")
+}
+
+// hasBearer reports whether r carries "Authorization: Bearer ...".
+func hasBearer(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
 }
 
 // wrongToken logs a wrong token (never the token itself) and counts it

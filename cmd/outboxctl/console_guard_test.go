@@ -199,6 +199,17 @@ func TestConsoleWrongTokens(t *testing.T) {
 	if rec := serveTo(c, newReq(t, http.MethodPost, "/login", url.Values{"token": {"wrong-login-token"}}), other); rec.Code != http.StatusUnauthorized {
 		t.Fatalf("wrong login = %d, want 401", rec.Code)
 	}
+	// A proxy's Basic credentials are no wrong token.
+	for range wrongTokenBurst + 1 {
+		req := newReq(t, http.MethodGet, "/", nil)
+		req.SetBasicAuth("ops", "proxy-password")
+		if rec := serveTo(c, req, other); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("Basic credentials = %d, want 401 (the login form)", rec.Code)
+		}
+	}
+	if code := bearer(token, other); code != http.StatusOK {
+		t.Fatalf("right token after Basic credentials = %d, want 200", code)
+	}
 	now = now.Add(wrongTokenEvery)
 	if code := bearer(token, attacker); code != http.StatusOK {
 		t.Fatalf("right token once the bucket refilled = %d, want 200", code)
