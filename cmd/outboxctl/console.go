@@ -155,7 +155,7 @@ func (c *console) guard(next http.Handler) http.Handler {
 			return
 		}
 		if c.opts.token == "" && !isLoopback(hostOnly(r.Host)) {
-			c.fail(w, r, http.StatusForbidden, "this console answers only to localhost: start it with -token to use it from elsewhere")
+			c.fail(w, r, http.StatusForbidden, "this console answers only to localhost: start it with -token-file or "+consoleTokenEnv+" to use it from elsewhere")
 			return
 		}
 		if r.Method == http.MethodPost {

@@ -15,8 +15,8 @@ import (
 
 // Console settings.
 const (
-	// consoleTokenEnv is the environment variable read when -token is not
-	// given.
+	// consoleTokenEnv is the environment variable read when neither
+	// -token nor -token-file is given.
 	consoleTokenEnv = "JITOUTBOX_CONSOLE_TOKEN"
 	// minTokenLen is the shortest token accepted: a token guards every
 	// action on the outbox from the network.
@@ -59,7 +59,7 @@ type consoleOptions struct {
 // [-retention D] [-cookie-secure].
 func serveFlags(fs *flag.FlagSet) runner {
 	o := consoleOptions{}
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address; a non-loopback address needs -token")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address; a non-loopback address needs a token (-token-file or "+consoleTokenEnv+")")
 	fs.StringVar(&o.token, "token", "", "access token required on every request; it shows in ps: prefer -token-file or "+consoleTokenEnv)
 	tokenFile := fs.String("token-file", "", "read the access token from this file (surrounding white space ignored)")
 	fs.BoolVar(&o.cookieSecure, "cookie-secure", false, "always mark the session cookie Secure (it is when serving TLS or when a proxy says https)")
@@ -129,7 +129,7 @@ func (o *consoleOptions) validate() error {
 		return fmt.Errorf("%w: the console token must have at least %d characters", errUsage, minTokenLen)
 	}
 	if o.token == "" && !isLoopback(host) {
-		return fmt.Errorf("%w: %w: pass -token or set %s (or listen on 127.0.0.1)", errUsage, errNeedToken, consoleTokenEnv)
+		return fmt.Errorf("%w: %w: pass -token-file or set %s (or listen on 127.0.0.1)", errUsage, errNeedToken, consoleTokenEnv)
 	}
 	if o.limit <= 0 || o.limit > maxConsoleLimit {
 		return fmt.Errorf("%w: -limit must be between 1 and %d (got %d)", errUsage, maxConsoleLimit, o.limit)
