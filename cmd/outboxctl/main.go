@@ -3,9 +3,10 @@
 //
 //	outboxctl [-dialect D] [-dsn DSN] [-table T] [--json] <command> [flags]
 //
-// Commands: migrate, status, list, show, requeue, skip, purge, serve (a web
-// console on 127.0.0.1:8080 by default). Run
-// "outboxctl help" for their flags. The DSN may also come from
+// Commands: migrate (-plan lists what it would apply), status, list, dead,
+// blocked, show, requeue, skip, purge, serve (a web console on
+// 127.0.0.1:8080 by default). Run "outboxctl help" for their flags. Row
+// data and errors print with their control characters escaped. The DSN may also come from
 // JITOUTBOX_DSN or JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN; it is never printed.
 package main
 
