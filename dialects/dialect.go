@@ -17,6 +17,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -26,6 +27,35 @@ const DefaultTable = "outbox"
 // ErrInvalidTable is returned (wrapped) by dialect constructors when the table
 // name is not a plain identifier. The name is never interpolated into SQL.
 var ErrInvalidTable = errors.New("jitoutbox: invalid table name")
+
+// TableNameError is returned by a dialect's WithTable for a table name
+// too long for the names the dialect derives from it: indexes,
+// constraints and side tables such as <table>_idempotency_key_idx must
+// fit the database's identifier limit, which PostgreSQL would otherwise
+// meet by silently cutting them (so that two names collide) and MySQL by
+// refusing the migration. It wraps ErrInvalidTable.
+type TableNameError struct {
+	// Table is the name given.
+	Table string
+	// Dialect is the dialect's name ("postgres", "mysql").
+	Dialect string
+	// Max is the longest table name (its last part, without a schema)
+	// the dialect accepts, in bytes.
+	Max int
+	// IdentLimit is the database's identifier limit that Max leaves room
+	// in for the longest derived suffix.
+	IdentLimit int
+}
+
+// Error says the limit and why.
+func (e *TableNameError) Error() string {
+	return fmt.Sprintf("%v: %q: %s table names may have at most %d characters, so that the names derived from them "+
+		"(such as <table>_idempotency_key_idx) fit the %d-byte identifier limit", ErrInvalidTable, e.Table, e.Dialect,
+		e.Max, e.IdentLimit)
+}
+
+// Unwrap returns ErrInvalidTable.
+func (e *TableNameError) Unwrap() error { return ErrInvalidTable }
 
 // ErrInvalidRequeueFilter is returned (wrapped) by Requeue when the filter
 // does not use exactly one way of selecting rows.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -47,7 +48,7 @@ func timePtr(t time.Time) *time.Time {
 func toJSON(r *dialects.Row, withPayload bool) eventJSON {
 	e := eventJSON{
 		Seq: r.Seq, ID: r.ID, State: r.State.String(), AggregateType: r.AggregateType, AggregateID: r.AggregateID,
-		EventType: r.EventType, ContentType: r.ContentType, PayloadBytes: len(r.Payload), Headers: r.Headers,
+		EventType: r.EventType, ContentType: r.ContentType, PayloadBytes: r.PayloadSize, Headers: r.Headers,
 		IdempotencyKey: r.IdempotencyKey, Critical: r.Critical, CreatedAt: r.CreatedAt, Attempts: r.Attempts,
 		Partition: r.Partition, LastError: r.LastError,
 		PublishedAt: timePtr(r.PublishedAt),
@@ -70,11 +71,16 @@ func payloadText(r *dialects.Row) (string, string) {
 	return base64.StdEncoding.EncodeToString(r.Payload), "base64"
 }
 
-// writeJSON prints one indented JSON document.
+// writeJSON prints one indented JSON document, its unsafe runes escaped
+// (safeJSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	if _, err := w.Write(safeJSON(buf.Bytes())); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
 	return nil

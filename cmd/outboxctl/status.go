@@ -185,7 +185,7 @@ func statusFlags(fs *flag.FlagSet) runner {
 }
 
 func blockers(ctx context.Context, e *env, now time.Time, limit int) ([]blockerJSON, error) {
-	bl, err := e.d.Blockers(ctx, e.db, now, limit)
+	bl, err := e.d.BlockerSummaries(ctx, e.db, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
@@ -262,12 +262,12 @@ func writeBlockers(stdout io.Writer, bl []blockerJSON) error {
 	for _, b := range bl {
 		head, attempts, next, lastErr := "-", "-", "-", ""
 		if b.Head != nil {
-			head, attempts, lastErr = b.Head.ID, strconv.Itoa(b.Head.Attempts), clip(b.Head.LastError, 60)
+			head, attempts, lastErr = safe(b.Head.ID), strconv.Itoa(b.Head.Attempts), safe(clip(b.Head.LastError, 60))
 			if b.Head.NextAttemptAt != nil {
 				next = shortTime(*b.Head.NextAttemptAt)
 			}
 		}
-		fmt.Fprintf(w, "%s/%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", b.AggregateType, b.AggregateID, b.Reason,
+		fmt.Fprintf(w, "%s/%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", safe(b.AggregateType), safe(b.AggregateID), b.Reason,
 			b.Pending, b.Dead, head, attempts, next, lastErr)
 	}
 	return w.Flush()
@@ -286,7 +286,7 @@ func writeRelays(stdout io.Writer, p *ownershipJSON, pending int64) error {
 	w := table(stdout)
 	fmt.Fprintln(w, "NAME\tTOKEN\tSTARTED\tOWNS\tPARTITIONS")
 	for _, r := range p.Relays {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", r.Name, r.Token, shortTime(r.StartedAt), len(r.Partitions), ranges(r.Partitions))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", safe(r.Name), safe(r.Token), shortTime(r.StartedAt), len(r.Partitions), ranges(r.Partitions))
 	}
 	if err := w.Flush(); err != nil {
 		return err

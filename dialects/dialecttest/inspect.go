@@ -16,6 +16,7 @@ import (
 func ExerciseInspect(t *testing.T, tgt Target) {
 	t.Run("Inspect", func(t *testing.T) { testInspect(t, tgt) })
 	t.Run("InspectWithTable", func(t *testing.T) { testInspectWithTable(t, tgt) })
+	t.Run("InspectSummaries", func(t *testing.T) { testInspectSummaries(t, tgt) })
 	t.Run("Ownership", func(t *testing.T) { testOwnership(t, tgt) })
 	t.Run("PastRetention", func(t *testing.T) { testPastRetention(t, tgt) })
 }

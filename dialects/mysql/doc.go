@@ -40,5 +40,7 @@
 // idempotent, as MySQL commits DDL at once and a migration cut short runs
 // again. Upgrade a table that has rows with Migrate: migration 002 sets the
 // partition of pending and dead rows in Go. The SQL lives in the package's
-// sql/*.sql files.
+// sql/*.sql files. The table's own name has at most MaxTableName (44)
+// characters, so that every index, constraint and side-table name derived
+// from it fits the 64-character identifier limit.
 package mysql

@@ -42,6 +42,8 @@ func target(parseTime bool) dialecttest.Target {
 		WithPartitions: func(n int) (dialects.Dialect, error) { return mysql.New(mysql.WithPartitions(n)) },
 		Legacy:         createLegacy,
 		KillSession:    killSession,
+		MaxTableName:   mysql.MaxTableName,
+		IdentLimit:     64,
 	}
 }
 

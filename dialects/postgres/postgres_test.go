@@ -39,6 +39,8 @@ func target(driver string) dialecttest.Target {
 		WithPartitions: func(n int) (dialects.Dialect, error) { return postgres.New(postgres.WithPartitions(n)) },
 		Legacy:         createLegacy,
 		KillSession:    killSession,
+		MaxTableName:   postgres.MaxTableName,
+		IdentLimit:     63,
 	}
 }
 

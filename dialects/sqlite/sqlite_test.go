@@ -31,6 +31,7 @@ func target() dialecttest.Target {
 		Leases:         true,
 		Lease:          2 * time.Second,
 		SerialWriters:  true,
+		MaxTableName:   63,
 	}
 }
 

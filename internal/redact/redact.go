@@ -15,6 +15,9 @@ import (
 // Mask replaces every secret in printed text.
 const Mask = "[REDACTED]"
 
+// minPiece is the shortest cut password Secrets adds on its own.
+const minPiece = 3
+
 // Secrets returns the strings of s that must never be printed: s itself
 // and the password it carries in any of the forms known here (URL userinfo
 // "scheme://user:pass@host", MySQL "user:pass@tcp(...)", key=value
@@ -44,7 +47,16 @@ func Secrets(s string) []string {
 		}
 	}
 	add(s)
-	add(userinfoPassword(s))
+	pw := userinfoPassword(s)
+	add(pw)
+	// url.Parse cuts a URL at its first '#' (the fragment) and its
+	// authority at the first '/' or '?', so a password holding one of them
+	// is quoted cut there ("invalid port \":p%zz\" after host"). The cut
+	// is hidden when it has at least minPiece bytes: a shorter one would
+	// blank every such letter of the message and hides next to nothing.
+	if i := strings.IndexAny(pw, "#?/"); i >= minPiece {
+		add(pw[:i])
+	}
 	for _, f := range strings.Fields(s) {
 		if v, ok := cutKey(f, "password="); ok {
 			add(strings.Trim(v, `'"`))

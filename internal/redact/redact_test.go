@@ -71,3 +71,19 @@ func TestErrorKeepsChain(t *testing.T) {
 		t.Fatal("Error(nil) must be nil")
 	}
 }
+
+// TestSecretsHidesPasswordCutByURLParse: url.Parse reads a URL only up to
+// '#' and its authority only up to '/' or '?': the error then quotes the
+// password's start alone, which is hidden too.
+func TestSecretsHidesPasswordCutByURLParse(t *testing.T) {
+	for _, c := range []struct{ dsn, text, piece string }{
+		{`postgres://admin:Qx7%zzK#wV9@rTq"dJ4@127.0.0.1:1/db`, `parse "postgres://admin:Qx7%zzK": invalid port ":Qx7%zzK" after host`, "Qx7%zzK"},
+		{`postgres://admin:Hun7er?x@h/db`, `parse "postgres://admin:Hun7er?x@h/db": invalid port ":Hun7er" after host`, "Hun7er"},
+		{`postgres://admin:Sec/ret@h/db`, `invalid port ":Sec" after host`, `":Sec"`},
+	} {
+		got := String(c.text, Secrets(c.dsn)...)
+		if strings.Contains(got, c.piece) {
+			t.Errorf("Secrets(%q) leaves %q in %q", c.dsn, c.piece, got)
+		}
+	}
+}

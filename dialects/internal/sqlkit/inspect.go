@@ -23,6 +23,7 @@ type Inspector struct {
 	validID                      func(string) bool
 	nowArgs                      int
 	ownershipArgs                func(ctx context.Context, db *sql.DB, now time.Time) ([]any, error)
+	sizes                        summarySQL
 }
 
 // InspectorConfig describes how a dialect binds inspection arguments.
@@ -31,7 +32,8 @@ type InspectorConfig struct {
 	Op string
 	// Files holds sql/inspect_list.sql, sql/inspect_list_aggregate.sql,
 	// sql/inspect_get.sql, sql/inspect_blockers.sql,
-	// sql/inspect_ownership.sql and sql/inspect_past_retention.sql.
+	// sql/inspect_ownership.sql, sql/inspect_past_retention.sql and the
+	// payload-less listings (see summarySQL).
 	Files fs.FS
 	// Table is the validated table name.
 	Table string
@@ -73,6 +75,10 @@ func NewInspector(c InspectorConfig) (*Inspector, error) {
 			return nil, err
 		}
 		*f.dst = s
+	}
+	var err error
+	if in.sizes, err = loadSummaries(load); err != nil {
+		return nil, err
 	}
 	return in, nil
 }
@@ -276,5 +282,6 @@ func (s *rowScan) row() (dialects.Row, error) {
 	r.Partition = int(s.part.Int64)
 	r.LastError = s.lastError.String
 	r.PublishedAt = s.publishedAt.Time
+	r.PayloadSize = len(r.Payload)
 	return r, nil
 }
