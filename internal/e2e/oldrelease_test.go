@@ -42,7 +42,7 @@ func buildPreviousRelease(t *testing.T) oldRelease {
 	root = strings.TrimSpace(root)
 	if _, err := command(ctx, root, nil, "git", "cat-file", "-e", previousRelease+"^{commit}"); err != nil {
 		shallow, _ := command(ctx, root, nil, "git", "rev-parse", "--is-shallow-repository")
-		historyAbsent(t, "commit %s (the previous release) is not in this clone (shallow: %s); fetch the full history (git fetch --unshallow)",
+		historyAbsent(t, "commit %s (the previous release) is not in this clone (shallow: %s); fetch it (git fetch --unshallow in a shallow clone, else git fetch origin)",
 			previousRelease, strings.TrimSpace(shallow))
 	}
 	dir := t.TempDir()

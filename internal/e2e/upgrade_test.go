@@ -77,7 +77,12 @@ func upgradeScenario(t *testing.T, pd partDB, old oldRelease) {
 	fill := oldWriter("-nats", srv.URL, "-subject-prefix", prefix, "fill")
 	printed(t, "fill", fill, 30*time.Second, led)
 	skipped := led.byNumber("fill-skip", 1)
+	if skipped == "" {
+		t.Fatal("the old writer's fill printed no event fill-skip 1")
+	}
+	led.mu.Lock()
 	delete(led.events, skipped) // skipped below: never published
+	led.mu.Unlock()
 
 	// 2. Its relays and writers run, and this tree's Migrate runs under them.
 	parts := dialects.DefaultPartitions
@@ -88,6 +93,15 @@ func upgradeScenario(t *testing.T, pd partDB, old oldRelease) {
 		"old1": relayproc.Start(t, old.relay, args("old1")...),
 		"old2": relayproc.Start(t, old.relay, args("old2")...),
 	}
+	// Also when a step below fails the test: an old relay's error (SQL the
+	// migrated table no longer answers) is the likely cause.
+	defer func() {
+		for owner, p := range relays {
+			if _, errs := relayLog(p.Log.String()); len(errs) > 0 {
+				t.Errorf("relay %s logged %d errors, e.g. %s", owner, len(errs), errs[0])
+			}
+		}
+	}()
 	for _, owner := range []string{"old1", "old2"} {
 		pd.waitOwned(t, owner, 20*time.Second, "a share of the partitions", func(p []int) bool { return len(p) > 0 })
 	}
@@ -123,18 +137,13 @@ func upgradeScenario(t *testing.T, pd partDB, old oldRelease) {
 		t.Fatal(err)
 	}
 	rctx, stopIn := context.WithCancel(ctx)
-	defer stopIn()
-	ran := make(chan error, 1)
-	go func() { ran <- in.Run(rctx) }()
-	// Also when a step below fails the test: an old relay's error (SQL the
-	// migrated table no longer answers) is the likely cause.
-	defer func() {
-		for owner, p := range relays {
-			if _, errs := relayLog(p.Log.String()); len(errs) > 0 {
-				t.Errorf("relay %s logged %d errors, e.g. %s", owner, len(errs), errs[0])
-			}
-		}
+	ran := make(chan struct{})
+	var runErr error
+	go func() {
+		defer close(ran)
+		runErr = in.Run(rctx)
 	}()
+	defer func() { stopIn(); <-ran }()
 	for _, owner := range []string{"old1", "old2", "new1", "new2"} {
 		pd.waitOwned(t, owner, 20*time.Second, "a share of the partitions", func(p []int) bool { return len(p) > 0 })
 	}
@@ -179,8 +188,9 @@ func upgradeScenario(t *testing.T, pd partDB, old oldRelease) {
 
 	// 7. Every relay took part, cleanly.
 	stopIn()
-	if err := <-ran; err != nil {
-		t.Errorf("in-process relay: %v", err)
+	<-ran
+	if runErr != nil {
+		t.Errorf("in-process relay: %v", runErr)
 	}
 	plog.mu.Lock()
 	byRelay := map[string]int{"new2": len(plog.by)}
