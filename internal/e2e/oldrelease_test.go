@@ -68,11 +68,13 @@ func buildPreviousRelease(t *testing.T) oldRelease {
 	if err := os.WriteFile(filepath.Join(writerDir, "main.go"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// -trimpath keeps the build cache's keys free of the temporary path, so
-	// a second run reuses the first one's packages.
+	// Built as relayproc builds this tree's relay (no -race, no -trimpath):
+	// the dependencies come from the build cache that build has filled, and
+	// only the release's own packages are compiled (their cache keys hold
+	// the temporary path).
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 	start := time.Now()
-	if _, err := command(ctx, tree, env, "go", "build", "-trimpath", "-o", bin+string(filepath.Separator),
+	if _, err := command(ctx, tree, env, "go", "build", "-o", bin+string(filepath.Separator),
 		"./cmd/jitoutbox-relay", "./cmd/jitoutbox-oldrelease"); err != nil {
 		t.Fatalf("building the previous release %s: %v", previousRelease[:7], err)
 	}
