@@ -8,6 +8,16 @@
 // dialects/sqlite); each keeps its SQL in embedded .sql files and passes the
 // shared conformance suite in dialects/dialecttest.
 //
+// Schema changes are numbered migrations (sql/migrations/ of each dialect),
+// and Dialect.Migrate runs while the previous release's writers and relays
+// still run: a migration only expands, so that they keep working on the
+// migrated table (a new column is nullable or has a default, a changed
+// function gets a new overload beside the old one, a constraint admits what
+// they write), and what it makes obsolete is dropped by a later migration,
+// one release later, once no process of the previous release runs.
+// internal/e2e's TestUpgradeWithPreviousRelease runs the previous release's
+// binaries on a migrated table and fails on a migration that breaks them.
+//
 // Dialect is not meant to be implemented outside this module: methods may be
 // added to it in minor releases. Dialects import no database driver; callers
 // open the *sql.DB with the driver of their choice.
