@@ -104,13 +104,20 @@ func Outage(t *testing.T, newCut func(t *testing.T) Cut) {
 			}
 			c.Up(t)
 			restored := time.Now()
+			defer func() {
+				if t.Failed() {
+					t.Logf("relay log:\n%s", logs.String())
+				}
+			}()
 			WaitPending(t, ctx, db, d, 0, 30*time.Second)
 			t.Logf("broker back -> last pending event published: %v", time.Since(restored))
 			if a := MaxAttempts(t, db, d); a != 0 {
 				t.Errorf("attempts spent: max attempts %d", a)
 			}
 			if st, err := d.Stats(ctx, db); err != nil || st.Dead != 0 {
-				t.Errorf("after the outage: %+v, %v; want nothing dead", st, err)
+				var last sql.NullString
+				_ = db.QueryRow("SELECT MAX(last_error) FROM " + d.Table()).Scan(&last)
+				t.Errorf("after the outage: %+v, %v; want nothing dead (last error %q)", st, err, last.String)
 			}
 			deadline := time.Now().Add(10 * time.Second)
 			for !strings.Contains(logs.String(), "broker available again") && time.Now().Before(deadline) {
