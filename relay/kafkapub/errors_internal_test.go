@@ -8,6 +8,7 @@ import (
 	"net"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -76,6 +77,29 @@ func TestErrorClassification(t *testing.T) {
 		}
 		if !errors.Is(err, c.err) {
 			t.Errorf("%s: %v does not wrap its cause", c.name, err)
+		}
+	}
+}
+
+// TestOpenMetadataMinAge: a client Open builds reloads its metadata soon
+// after a broker outage (OutageMetadataMinAge), unless the caller says
+// otherwise.
+func TestOpenMetadataMinAge(t *testing.T) {
+	for _, c := range []struct {
+		opts []kgo.Opt
+		want time.Duration
+	}{
+		{nil, OutageMetadataMinAge},
+		{[]kgo.Opt{kgo.MetadataMinAge(2 * time.Second)}, 2 * time.Second},
+	} {
+		p, err := Open([]string{"127.0.0.1:1"}, WithClientOptions(c.opts...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := p.cl.OptValue(kgo.MetadataMinAge).(time.Duration)
+		p.Close()
+		if got != c.want {
+			t.Errorf("MetadataMinAge %v, want %v", got, c.want)
 		}
 	}
 }

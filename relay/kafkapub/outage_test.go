@@ -89,7 +89,7 @@ func TestRelayThroughClusterOutage(t *testing.T) {
 	pubtest.Outage(t, func(t *testing.T) pubtest.Cut {
 		prefix := randomName("kafkapub-outage-")
 		c := newFake(t, kfake.SeedTopics(1, prefix+".order"))
-		cl := newClient(t, c.ListenAddrs(), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+		cl := newClient(t, c.ListenAddrs(), kgo.MetadataMinAge(kafkapub.OutageMetadataMinAge))
 		pub, err := kafkapub.New(cl, kafkapub.WithTopicPrefix(prefix), kafkapub.WithAckTimeout(time.Second))
 		if err != nil {
 			t.Fatal(err)
