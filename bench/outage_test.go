@@ -137,7 +137,7 @@ func outageRun(b *testing.B, db *sql.DB, d dialects.Dialect, c pubtest.Cut) {
 	}
 	b.ReportMetric(float64(total.Int64), "attempts-total")
 	b.ReportMetric(float64(pubtest.MaxAttempts(b, db, d)), "attempts-max")
-	b.ReportMetric(float64(strings.Count(logs.String(), "broker unavailable;")), "outage-logs")
+	b.ReportMetric(float64(strings.Count(logs.String(), "broker outage;")), "outage-logs")
 	b.ReportMetric(outageDuration.Seconds(), "outage-s")
 	if total.Int64 != 0 {
 		b.Errorf("the outage spent %d attempts, want 0", total.Int64)

@@ -68,7 +68,7 @@ func (rn *run) ackedRecently() bool {
 // probe and lengthens the back-off.
 func (rn *run) outageWave(ctx context.Context, err error) {
 	if !rn.inOutage {
-		rn.r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: broker unavailable; events stay pending without spending attempts, probing",
+		rn.r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: broker outage; events stay pending without spending attempts, probing",
 			"owner", rn.r.cfg.Owner, "err", err)
 		rn.inOutage = true
 		rn.outageSince = rn.r.cfg.Clock()
@@ -80,7 +80,7 @@ func (rn *run) outageWave(ctx context.Context, err error) {
 
 // endOutage (called with rn.mu held) ends an outage: the broker answered.
 func (rn *run) endOutage(ctx context.Context) {
-	rn.r.cfg.Logger.InfoContext(ctx, "jitoutbox relay: broker available again",
+	rn.r.cfg.Logger.InfoContext(ctx, "jitoutbox relay: broker recovered",
 		"owner", rn.r.cfg.Owner, "outage", rn.r.cfg.Clock().Sub(rn.outageSince).Round(time.Millisecond),
 		"probes", rn.outageProbes)
 	rn.inOutage = false

@@ -113,19 +113,19 @@ func TestOutageOfOneEventAggregatesSpendsNoAttempts(t *testing.T) {
 			}
 		}
 		waitFor(t, 5*time.Second, "the end of the outage logged", func() bool {
-			return strings.Contains(logs.String(), "broker available again")
+			return strings.Contains(logs.String(), "broker recovered")
 		})
 		s := logs.String()
-		if c := strings.Count(s, "broker unavailable;"); c != 1 {
+		if c := strings.Count(s, "broker outage;"); c != 1 {
 			t.Errorf("outage start logged %d times, want once:\n%s", c, s)
 		}
-		if c := strings.Count(s, "broker available again"); c != 1 {
+		if c := strings.Count(s, "broker recovered"); c != 1 {
 			t.Errorf("outage end logged %d times, want once:\n%s", c, s)
 		}
-		if !strings.Contains(s, "level=WARN msg=\"jitoutbox relay: broker unavailable") || !strings.Contains(s, "nats: not connected") {
+		if !strings.Contains(s, "level=WARN msg=\"jitoutbox relay: broker outage;") || !strings.Contains(s, "nats: not connected") {
 			t.Errorf("outage start not a warning with its error:\n%s", s)
 		}
-		if !strings.Contains(s, "level=INFO msg=\"jitoutbox relay: broker available again\"") || !strings.Contains(s, " outage=") || !strings.Contains(s, " probes=") {
+		if !strings.Contains(s, "level=INFO msg=\"jitoutbox relay: broker recovered\"") || !strings.Contains(s, " outage=") || !strings.Contains(s, " probes=") {
 			t.Errorf("outage end without its duration and probes:\n%s", s)
 		}
 		hooks.mu.Lock()
@@ -188,7 +188,7 @@ func TestUnavailableMessagesInAMixedWave(t *testing.T) {
 		leaderBack = true
 		mu.Unlock()
 		waitFor(t, 10*time.Second, "the unavailable event published once the broker takes it", func() bool { return rec.published() == 2 })
-		if s := logs.String(); strings.Contains(s, "broker unavailable;") {
+		if s := logs.String(); strings.Contains(s, "broker outage;") {
 			t.Errorf("a mixed wave logged an outage:\n%s", s)
 		}
 		rec.check(t)

@@ -120,14 +120,14 @@ func Outage(t *testing.T, newCut func(t *testing.T) Cut) {
 				t.Errorf("after the outage: %+v, %v; want nothing dead (last error %q)", st, err, last.String)
 			}
 			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(logs.String(), "broker available again") && time.Now().Before(deadline) {
+			for !strings.Contains(logs.String(), "broker recovered") && time.Now().Before(deadline) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			s := logs.String()
-			if c := strings.Count(s, "broker unavailable;"); c != 1 {
+			if c := strings.Count(s, "broker outage;"); c != 1 {
 				t.Errorf("outage start logged %d times, want once:\n%s", c, s)
 			}
-			if c := strings.Count(s, "broker available again"); c != 1 {
+			if c := strings.Count(s, "broker recovered"); c != 1 {
 				t.Errorf("outage end logged %d times, want once:\n%s", c, s)
 			}
 		})
