@@ -221,7 +221,7 @@ func TestBrokerOutage(t *testing.T) {
 				mu.Lock()
 				outageCalls++
 				mu.Unlock()
-				return errors.New("nats: no servers available for connection")
+				return Unavailable(errors.New("nats: no servers available for connection"))
 			}
 		})
 		cfg := testConfig("r1")

@@ -44,9 +44,10 @@ func (rn *run) fastLoop(ctx context.Context) {
 				var res cycleResult
 				res.claimed = len(batch)
 				rn.publishBatch(ctx, batch, true, &res)
-				if res.dbErr != nil || res.outage || res.more {
-					// Rows left pending (a failure, an outage): the read
-					// lane takes over, with its back-off.
+				if res.dbErr != nil || res.outage || res.more || res.unavailable {
+					// Rows left pending (a failure, an outage, a broker
+					// that could not take them): the read lane takes
+					// over, with its back-off.
 					signal(rn.wakes.urgent)
 				}
 			}

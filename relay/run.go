@@ -61,6 +61,12 @@ type run struct {
 	// readWaiting: the read lane left rows of fastAggs alone; wake it when
 	// they are released.
 	readWaiting bool
+
+	// outageSince and outageProbes describe the broker outage in progress
+	// (outage.go); dlUnavailable: the dead-letter publisher was unavailable.
+	outageSince   time.Time
+	outageProbes  int
+	dlUnavailable bool
 }
 
 func newRun(r *Relay, parts int) *run {
@@ -79,7 +85,7 @@ func newRun(r *Relay, parts int) *run {
 type cycleResult struct {
 	claimed   int
 	published int
-	// outage: a wave failed entirely with retryable errors; dbErr: a
+	// outage: a wave found the broker unavailable (outage.go); dbErr: a
 	// database call failed. Either sets trouble: back off before the next
 	// read.
 	outage  bool
@@ -88,6 +94,9 @@ type cycleResult struct {
 	// more asks for another cycle at once (a full batch, or rows held
 	// behind a failure that others may follow).
 	more bool
+	// unavailable: rows the broker could not take (IsUnavailable) in a
+	// wave that was not an outage were left pending, due at retryAt.
+	unavailable bool
 	// retryAt is when rows this cycle scheduled become due (zero if none).
 	retryAt time.Time
 }
