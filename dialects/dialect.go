@@ -88,6 +88,10 @@ type Record struct {
 	Seq int64
 	// Attempts is the number of failed publish attempts so far.
 	Attempts int
+	// Bad is set when a column of the row could not be decoded (see
+	// RowError): the fields of the columns that could be are filled in.
+	// The relay dead-letters such a row without publishing it.
+	Bad *RowError
 }
 
 // State is the delivery state of a row.
@@ -163,6 +167,13 @@ type Stats struct {
 	// BlockedRetry counts aggregates held back behind a row that failed and
 	// will be retried (its block lasts until the row is published or dies).
 	BlockedRetry int64
+	// BadPartition counts pending and dead rows whose partition is outside
+	// [0, P) for the table's partition count P: no relay reads them (a
+	// relay reads the partitions it owns). The schema refuses such rows
+	// since the partition check migration; rows written before it may
+	// remain. Counting them reads the pending and dead rows, as Pending and
+	// Dead do.
+	BadPartition int64
 }
 
 // Mark records the outcome of published rows.

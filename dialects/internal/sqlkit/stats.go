@@ -13,7 +13,8 @@ import (
 // and fills dialects.Stats. The statement returns, in order: pending
 // count, oldest pending created_at, dead count, published count up to the
 // cap, seq and published_at of the oldest published row, the highest seq,
-// and the aggregates blocked behind a dead row and behind a retry. prefix
+// the aggregates blocked behind a dead row and behind a retry, and the
+// pending and dead rows whose partition is outside [0, P). prefix
 // starts the error ("jitoutbox/postgres").
 func ReadStats(ctx context.Context, db *sql.DB, query, prefix string) (dialects.Stats, error) {
 	var (
@@ -22,7 +23,7 @@ func ReadStats(ctx context.Context, db *sql.DB, query, prefix string) (dialects.
 		oldestPubSeq, maxSeq sql.NullInt64
 	)
 	err := db.QueryRowContext(ctx, query, dialects.StatsExactPublished+1).Scan(
-		&s.Pending, &oldest, &s.Dead, &s.Published, &oldestPubSeq, &oldestPubAt, &maxSeq, &s.BlockedDead, &s.BlockedRetry)
+		&s.Pending, &oldest, &s.Dead, &s.Published, &oldestPubSeq, &oldestPubAt, &maxSeq, &s.BlockedDead, &s.BlockedRetry, &s.BadPartition)
 	if err != nil {
 		return dialects.Stats{}, fmt.Errorf("%s: stats: %w", prefix, err)
 	}
