@@ -114,4 +114,5 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("IdempotencyKeys", func(t *testing.T) { testIdempotencyKeys(t, tgt) })
 	t.Run("IdempotencyKeyRace", func(t *testing.T) { testIdempotencyKeyRace(t, tgt) })
 	t.Run("IdempotencyUpgrade", func(t *testing.T) { testIdempotencyUpgrade(t, tgt) })
+	t.Run("BadRows", func(t *testing.T) { testBadRows(t, tgt) })
 }
