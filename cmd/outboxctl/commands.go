@@ -64,8 +64,14 @@ func listFlags(fs *flag.FlagSet) runner {
 		w := table(e.stdout)
 		fmt.Fprintln(w, "SEQ\tID\tAGGREGATE\tTYPE\tCREATED\tATTEMPTS\tLAST ERROR")
 		for _, r := range rows {
-			fmt.Fprintf(w, "%d\t%s\t%s/%s\t%s\t%s\t%d\t%s\n", r.Seq, r.ID, r.AggregateType, r.AggregateID, r.EventType,
-				shortTime(r.CreatedAt), r.Attempts, clip(r.LastError, 60))
+			// A bad row that is not dead yet (a bad partition: no relay
+			// reads it) shows its problem where a last error would be.
+			lastErr := r.LastError
+			if lastErr == "" {
+				lastErr = badText(&r)
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s/%s\t%s\t%s\t%d\t%s\n", r.Seq, esc(r.ID), esc(r.AggregateType), esc(r.AggregateID),
+				esc(r.EventType), shortTime(r.CreatedAt), r.Attempts, esc(clip(lastErr, 60)))
 		}
 		return w.Flush()
 	})
@@ -87,7 +93,7 @@ func showFlags(*flag.FlagSet) runner {
 			return writeJSON(e.stdout, ev)
 		}
 		w := table(e.stdout)
-		field := func(k, v string) { fmt.Fprintf(w, "%s\t%s\n", k, v) }
+		field := func(k, v string) { fmt.Fprintf(w, "%s\t%s\n", esc(k), esc(v)) }
 		field("id", ev.ID)
 		field("seq", fmt.Sprint(ev.Seq))
 		field("state", ev.State)
@@ -112,6 +118,10 @@ func showFlags(*flag.FlagSet) runner {
 		}
 		if ev.LastError != "" {
 			field("last error", ev.LastError)
+		}
+		if b := ev.Bad; b != nil {
+			field("bad row", "column "+b.Column+": "+b.Error)
+			field("bad column text", b.Raw)
 		}
 		field("payload ("+ev.PayloadEncoding+")", *ev.Payload)
 		return w.Flush()

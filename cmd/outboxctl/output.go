@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -33,6 +36,18 @@ type eventJSON struct {
 	Partition       int               `json:"partition"`
 	LastError       string            `json:"last_error,omitempty"`
 	PublishedAt     *time.Time        `json:"published_at,omitempty"`
+	// Bad is set for a row with a column that could not be decoded
+	// (dialects.RowError); its field above is then empty.
+	Bad *badJSON `json:"bad,omitempty"`
+}
+
+// badJSON is an undecodable column of a row: its name, its stored text (as
+// the database returned it, cut to dialects.MaxRawBytes; JSON escapes its
+// control characters) and the problem.
+type badJSON struct {
+	Column string `json:"column"`
+	Raw    string `json:"raw"`
+	Error  string `json:"error"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -54,6 +69,9 @@ func toJSON(r *dialects.Row, withPayload bool) eventJSON {
 	}
 	if r.State == dialects.StatePending {
 		e.NextAttemptAt = timePtr(r.NextAttemptAt)
+	}
+	if b := r.Bad; b != nil {
+		e.Bad = &badJSON{Column: b.Column, Raw: b.Raw, Error: b.Err.Error()}
 	}
 	if withPayload {
 		p, enc := payloadText(r)
@@ -100,6 +118,43 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// esc makes s safe to print on a terminal: control characters, other
+// non-graphic runes and invalid UTF-8 bytes become Go escapes (\x1b, \n,
+// \u2028, \xff), and a backslash becomes \\ so that the escapes read
+// unambiguously; text without any of them is returned as it is. Every text
+// a row's columns hold goes through it in human output: a bad row may hold
+// any bytes.
+func esc(s string) string {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsGraphic(r) }) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case unicode.IsGraphic(r):
+			b.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// badText words a bad row's problem for a table cell ("" for a good row).
+func badText(r *dialects.Row) string {
+	if r.Bad == nil {
+		return ""
+	}
+	return r.Bad.Error()
 }
 
 // age formats a duration rounded for humans.
