@@ -252,7 +252,9 @@ type ReadRequest struct {
 //     partitions, due (NextAttemptAt <= Now), in Seq order, up to Limit,
 //     leaving out every row of an aggregate with a block on an earlier row
 //     (a dead row, or a retry not yet due). Ownership of the partitions is
-//     the caller's: a Session proves it.
+//     the caller's: a Session proves it. A row with a column that cannot
+//     be decoded is returned with Record.Bad set (RowError), never as an
+//     error of the read; so do the Inspector's List, Get and Blockers.
 //   - Mark and Fail change only rows of partitions that the given token owns
 //     at the time of the statement (fencing): a relay that lost a partition
 //     changes nothing in it.
