@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,4 +125,81 @@ func testBadRow(t *testing.T, e env, release bool) {
 		t.Errorf("DeadLetterHook saw %v, want bad/1", hooks.dead)
 	}
 	hooks.mu.Unlock()
+}
+
+// A bad row behind an earlier row of its aggregate that fails in the same
+// batch is not dead-lettered then: the failure holds the aggregate, and
+// the bad row stays pending (no attempt counted) until the earlier row is
+// published; only then is it dead-lettered.
+func TestBadRowWaitsBehindAnEarlierFailure(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		evs := e.events("x", 0, 2)
+		e.insert(t, append(evs, e.events("y", 0, 2)...))
+		e.exec(t, "UPDATE "+e.d.Table()+" SET headers = '[1]' WHERE id = ?", evs[1].ID)
+		var mu sync.Mutex
+		var log []string // publishes and dead letters, in order
+		failed := false
+		rec := newRecorder(func(m Message) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if m.ID == evs[0].ID && !failed {
+				failed = true
+				return errors.New("try again")
+			}
+			log = append(log, "pub "+string(m.Payload))
+			return nil
+		})
+		dl := &funcPublisher{fn: func(m Message) {
+			mu.Lock()
+			log = append(log, "dead "+string(m.Payload))
+			mu.Unlock()
+		}}
+		cfg := testConfig("r1")
+		cfg.DeadLetter = dl
+		// The retry comes long after the first cycle's signal, when the
+		// test looks at the bad row.
+		cfg.Backoff = func(int) time.Duration { return 500 * time.Millisecond }
+		r := newRelay(t, e, rec, cfg)
+		cycles := armCycles(r)
+		stop := start(t, r)
+		first := nextCycle(t, cycles, "the first batch", func(s cycleSignal) bool { return s.Claimed > 0 })
+		if first.Published != 2 {
+			t.Fatalf("first cycle published %d, want y's 2", first.Published)
+		}
+		attempts, state := e.rowState(t, evs[1].ID)
+		if attempts != 0 || state != dialects.StatePending {
+			t.Fatalf("bad row after its aggregate's first failure: attempts %d, state %v; want pending, untouched", attempts, state)
+		}
+		waitFor(t, 20*time.Second, "the bad row dead", func() bool { return e.stats(t).Dead == 1 })
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if got := strings.Join(log, ", "); !strings.HasSuffix(got, "pub x/0, dead x/1") {
+			t.Fatalf("log %q: want x/0 published, then x/1 dead-lettered", got)
+		}
+	})
+}
+
+// funcPublisher accepts every message and calls fn with each.
+type funcPublisher struct{ fn func(Message) }
+
+func (p *funcPublisher) Publish(_ context.Context, batch []Message, _ []error) {
+	for _, m := range batch {
+		p.fn(m)
+	}
+}
+
+// rowState reads attempts and state of one event with plain SQL.
+func (e env) rowState(t *testing.T, id string) (int, dialects.State) {
+	t.Helper()
+	q := "SELECT attempts, state FROM " + e.d.Table() + " WHERE id = ?"
+	if e.d.Name() == "postgres" {
+		q = strings.Replace(q, "?", "$1", 1)
+	}
+	var attempts int
+	var state dialects.State
+	if err := e.db.QueryRowContext(context.Background(), q, id).Scan(&attempts, &state); err != nil {
+		t.Fatalf("row %s: %v", id, err)
+	}
+	return attempts, state
 }
