@@ -49,7 +49,7 @@ func scanTolerant(rows *sql.Rows, dest []any, names []string) (*dialects.RowErro
 				if inner := errors.Unwrap(err); inner != nil {
 					err = inner // drop database/sql's "Scan error on column index..."
 				}
-				bad = &dialects.RowError{Column: names[i], Raw: RawText(raw[i]), Err: err}
+				bad = &dialects.RowError{Column: names[i], Raw: rawText(raw[i]), Err: err}
 			}
 			probe[i] = new(any)
 		}
@@ -67,9 +67,9 @@ func scanTolerant(rows *sql.Rows, dest []any, names []string) (*dialects.RowErro
 	return bad, nil
 }
 
-// RawText returns a driver value as text for RowError.Raw: bytes and
+// rawText returns a driver value as text for RowError.Raw: bytes and
 // strings as they are, cut to dialects.MaxRawBytes; NULL as "".
-func RawText(v any) string {
+func rawText(v any) string {
 	var s string
 	switch v := v.(type) {
 	case nil:
@@ -91,5 +91,5 @@ func RawText(v any) string {
 // headersError returns the RowError of a headers column that does not
 // decode.
 func headersError(raw string, err error) *dialects.RowError {
-	return &dialects.RowError{Column: "headers", Raw: RawText(raw), Err: errors.Unwrap(err)}
+	return &dialects.RowError{Column: "headers", Raw: rawText(raw), Err: errors.Unwrap(err)}
 }

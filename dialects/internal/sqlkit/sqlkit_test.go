@@ -158,14 +158,14 @@ func TestLenientTime(t *testing.T) {
 	}
 }
 
-func TestRawText(t *testing.T) {
+func TestRawTextCuts(t *testing.T) {
 	long := strings.Repeat("x", dialects.MaxRawBytes+10)
 	for _, c := range []struct {
 		in   any
 		want string
 	}{{nil, ""}, {[]byte("5"), "5"}, {"{\"k\":", "{\"k\":"}, {int64(-3), "-3"}, {[]byte(long), long[:dialects.MaxRawBytes]}, {long, long[:dialects.MaxRawBytes]}} {
-		if got := RawText(c.in); got != c.want {
-			t.Errorf("RawText(%v) = %q, want %q", c.in, got, c.want)
+		if got := rawText(c.in); got != c.want {
+			t.Errorf("rawText(%v) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
