@@ -131,7 +131,10 @@ func (in *Inspector) Get(ctx context.Context, db *sql.DB, id string) (dialects.R
 	if err != nil {
 		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
 	}
-	return r, rows.Close()
+	if err := rows.Close(); err != nil {
+		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
+	}
+	return r, nil
 }
 
 // Blockers implements dialects.Inspector.
