@@ -128,6 +128,10 @@ type Record struct {
 	Seq int64
 	// Attempts is the number of failed publish attempts so far.
 	Attempts int
+	// Bad is set when a column of the row could not be decoded (see
+	// RowError): the fields of the columns that could be are filled in.
+	// The relay dead-letters such a row without publishing it.
+	Bad *RowError
 }
 
 // State is the delivery state of a row.
@@ -191,7 +195,8 @@ type Stats struct {
 	Published int64
 	// PublishedEstimated reports that Published is an estimate.
 	PublishedEstimated bool
-	// OldestPending is the CreatedAt of the oldest pending row; zero if none.
+	// OldestPending is the CreatedAt of the oldest pending row; zero if none
+	// (or if that row's created_at cannot be decoded: see RowError).
 	OldestPending time.Time
 	// OldestPublished is the PublishedAt of the oldest published row still
 	// in the table; zero if none. Cleanup is behind when it is older than
@@ -203,6 +208,13 @@ type Stats struct {
 	// BlockedRetry counts aggregates held back behind a row that failed and
 	// will be retried (its block lasts until the row is published or dies).
 	BlockedRetry int64
+	// BadPartition counts pending and dead rows whose partition is outside
+	// [0, P) for the table's partition count P: no relay reads them (a
+	// relay reads the partitions it owns). The schema refuses such rows
+	// since the partition check migration; rows written before it may
+	// remain. Counting them reads the pending and dead rows, as Pending and
+	// Dead do.
+	BadPartition int64
 }
 
 // Mark records the outcome of published rows.
@@ -280,7 +292,9 @@ type ReadRequest struct {
 //     partitions, due (NextAttemptAt <= Now), in Seq order, up to Limit,
 //     leaving out every row of an aggregate with a block on an earlier row
 //     (a dead row, or a retry not yet due). Ownership of the partitions is
-//     the caller's: a Session proves it.
+//     the caller's: a Session proves it. A row with a column that cannot
+//     be decoded is returned with Record.Bad set (RowError), never as an
+//     error of the read; so do the Inspector's List, Get and Blockers.
 //   - Mark and Fail change only rows of partitions that the given token owns
 //     at the time of the statement (fencing): a relay that lost a partition
 //     changes nothing in it.

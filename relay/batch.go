@@ -156,6 +156,10 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 				res.more = true // rows of other aggregates may wait behind these
 				continue
 			}
+			if rec.Bad != nil {
+				rn.deadBadRow(rec, out, held, res)
+				continue
+			}
 			live = append(live, rec)
 			msgs = append(msgs, toMessage(rec))
 		}
@@ -256,6 +260,27 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 		}
 	}
 	return out, held
+}
+
+// deadBadRow dead-letters a row that the read could not decode
+// (dialects.RowError): it is never published and never retried (no attempt
+// could decode it), and its aggregate is held, as behind any dead row, so
+// that its later rows wait (or flow, with ReleaseOnDead). It is reached
+// only at its wave, once the earlier rows of its aggregate in the batch
+// were published: a failed earlier row holds the aggregate first, and the
+// bad row then stays pending behind it.
+func (rn *run) deadBadRow(rec *dialects.Record, out *batchOutcome, held map[string]bool, res *cycleResult) {
+	r := rn.r
+	now := r.cfg.Clock()
+	held[aggKey(rec)] = true
+	f := dialects.Failure{Seq: rec.Seq, Partition: rec.Partition, AggregateType: rec.AggregateType,
+		AggregateID: rec.AggregateID, Error: errorText(rec.Bad), NextAttemptAt: now, Dead: true, Block: !r.cfg.ReleaseOnDead}
+	dm := toMessage(rec)
+	dm.Dead = &DeadInfo{Error: f.Error, Attempts: dm.Attempt, At: now}
+	out.failures = append(out.failures, f)
+	out.deadMsgs = append(out.deadMsgs, dm)
+	out.deadErrs = append(out.deadErrs, rec.Bad)
+	res.more = true // the aggregate's later rows: blocked, or released
 }
 
 // leaseEnding reports whether ownership (lease dialects) could end before

@@ -66,6 +66,14 @@
 // operator requeues it (it is then published first) or skips it, unless
 // Config.ReleaseOnDead lets the later events flow at once.
 //
+// A row the read could not decode (Record.Bad, a dialects.RowError: headers
+// that are not a JSON object of strings, a time that does not parse, ...)
+// is dead-lettered at once, without a publish attempt, with a last error
+// naming the column and the problem ("bad row: column headers: ..."); its
+// aggregate is blocked as behind any dead event, DeadLetter and the
+// DeadLetterHook see it with the fields that could be decoded, and the
+// other rows of the batch flow.
+//
 // A publisher reports a broker that cannot take messages now (not
 // connected, connection refused or lost, no stream leader, an
 // acknowledgement that never came) with an error for which IsUnavailable

@@ -18,7 +18,9 @@
 //
 // A *Tx offers the method set of *sql.Tx (by delegation; the underlying
 // *sql.Tx of a Begin is never exposed, so it cannot be committed behind the
-// outbox's back). Add validates the event, assigns its id (a UUIDv7) and
+// outbox's back). Add validates the event (names, headers, the payload's and
+// the headers' size: a refused event returns a *ValidationError, nothing is
+// buffered and the transaction stays usable), assigns its id (a UUIDv7) and
 // creation time and buffers it in memory; nothing is sent to the database until Commit,
 // which writes all buffered events with the dialect's multi-row INSERT right
 // before COMMIT. A transaction without events costs no extra statement. If

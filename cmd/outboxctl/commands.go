@@ -72,8 +72,14 @@ func listFlags(fs *flag.FlagSet) runner {
 		w := table(e.stdout)
 		fmt.Fprintln(w, "SEQ\tID\tAGGREGATE\tTYPE\tCREATED\tATTEMPTS\tLAST ERROR")
 		for _, r := range rows {
+			// A bad row that is not dead yet (a bad partition: no relay
+			// reads it) shows its problem where a last error would be.
+			lastErr := r.LastError
+			if lastErr == "" {
+				lastErr = badText(&r)
+			}
 			fmt.Fprintf(w, "%d\t%s\t%s/%s\t%s\t%s\t%d\t%s\n", r.Seq, safe(r.ID), safe(r.AggregateType), safe(r.AggregateID),
-				safe(r.EventType), shortTime(r.CreatedAt), r.Attempts, safe(clip(r.LastError, 60)))
+				safe(r.EventType), shortTime(r.CreatedAt), r.Attempts, safe(clip(lastErr, 60)))
 		}
 		return w.Flush()
 	})
@@ -120,6 +126,10 @@ func showFlags(*flag.FlagSet) runner {
 		}
 		if ev.LastError != "" {
 			field("last error", ev.LastError)
+		}
+		if b := ev.Bad; b != nil {
+			field("bad row", "column "+b.Column+": "+b.Error)
+			field("bad column text", b.Raw)
 		}
 		field("payload ("+ev.PayloadEncoding+")", *ev.Payload)
 		return w.Flush()

@@ -22,6 +22,7 @@ var templateFuncs = template.FuncMap{
 	"shortTime": shortTime,
 	"ranges":    ranges,
 	"clip":      clip,
+	"esc":       safe,
 	"since": func(now, t time.Time) string {
 		if t.IsZero() {
 			return "-"

@@ -34,6 +34,18 @@ type eventJSON struct {
 	Partition       int               `json:"partition"`
 	LastError       string            `json:"last_error,omitempty"`
 	PublishedAt     *time.Time        `json:"published_at,omitempty"`
+	// Bad is set for a row with a column that could not be decoded
+	// (dialects.RowError); its field above is then empty.
+	Bad *badJSON `json:"bad,omitempty"`
+}
+
+// badJSON is an undecodable column of a row: its name, its stored text (as
+// the database returned it, cut to dialects.MaxRawBytes; JSON escapes its
+// control characters) and the problem.
+type badJSON struct {
+	Column string `json:"column"`
+	Raw    string `json:"raw"`
+	Error  string `json:"error"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -55,6 +67,9 @@ func toJSON(r *dialects.Row, withPayload bool) eventJSON {
 	}
 	if r.State == dialects.StatePending {
 		e.NextAttemptAt = timePtr(r.NextAttemptAt)
+	}
+	if b := r.Bad; b != nil {
+		e.Bad = &badJSON{Column: b.Column, Raw: b.Raw, Error: b.Err.Error()}
 	}
 	if withPayload {
 		p, enc := payloadText(r)
@@ -106,6 +121,14 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// badText words a bad row's problem for a table cell ("" for a good row).
+func badText(r *dialects.Row) string {
+	if r.Bad == nil {
+		return ""
+	}
+	return r.Bad.Error()
 }
 
 // age formats a duration rounded for humans.

@@ -33,12 +33,14 @@ Commands:
   migrate [-plan [-v]]             apply the numbered migrations the table lacks (idempotent);
                                    -plan lists them without running them, -v with their SQL
   status [-blockers N]             backlog, oldest pending age, dead and published counts,
-                                   blocked aggregates and why, partitions: live relays, owners, free
+                                   rows with a partition outside the table's, blocked
+                                   aggregates and why, partitions: live relays, owners, free
   list -state pending|published|dead [-aggregate-type T -aggregate-id ID] [-limit N] [-after SEQ]
   dead [-aggregate-type T -aggregate-id ID] [-limit N] [-after SEQ]
                                    the dead events (list -state dead)
   blocked [-limit N]               the aggregates held back behind a dead or backing-off event
-  show <event-id>                  every field of one event
+  show <event-id>                  every field of one event; a row with a column that cannot
+                                   be decoded shows the column, its text (escaped) and why
   requeue -id ID [-id ID...] | -aggregate-type T -aggregate-id ID | -all
                                    move dead events back to pending: each is published first,
                                    then its aggregate's later events, in order

@@ -54,6 +54,7 @@ type statusJSON struct {
 	Pending                 int64          `json:"pending"`
 	Dead                    int64          `json:"dead"`
 	Published               int64          `json:"published"`
+	BadPartition            int64          `json:"bad_partition"`
 	OldestPending           *time.Time     `json:"oldest_pending"`
 	OldestPendingAgeSeconds float64        `json:"oldest_pending_age_seconds"`
 	Blockers                []blockerJSON  `json:"blockers"`
@@ -160,7 +161,7 @@ func statusFlags(fs *flag.FlagSet) runner {
 			return fmt.Errorf("status: %w", err)
 		}
 		out := statusJSON{Dialect: e.d.Name(), Table: e.d.Table(), Pending: s.Pending, Dead: s.Dead,
-			Published: s.Published, OldestPending: timePtr(s.OldestPending), Blockers: []blockerJSON{}}
+			Published: s.Published, BadPartition: s.BadPartition, OldestPending: timePtr(s.OldestPending), Blockers: []blockerJSON{}}
 		if !s.OldestPending.IsZero() {
 			out.OldestPendingAgeSeconds = max(now.Sub(s.OldestPending), 0).Seconds()
 		}
@@ -221,6 +222,14 @@ func ownershipToJSON(o dialects.Ownership) *ownershipJSON {
 	return out
 }
 
+// partitionCount is the table's partition count, "P" when unknown.
+func (s statusJSON) partitionCount() string {
+	if s.Partitions == nil {
+		return "P"
+	}
+	return strconv.Itoa(s.Partitions.Count)
+}
+
 // writeStatus prints status for humans.
 func writeStatus(stdout io.Writer, now time.Time, out statusJSON) error {
 	w := table(stdout)
@@ -233,6 +242,10 @@ func writeStatus(stdout io.Writer, now time.Time, out statusJSON) error {
 	}
 	fmt.Fprintf(w, "dead\t%d\n", out.Dead)
 	fmt.Fprintf(w, "published\t%d\n", out.Published)
+	if out.BadPartition > 0 {
+		fmt.Fprintf(w, "bad partition\t%s with a partition outside [0, %s): no relay reads them (list -state pending shows them)\n",
+			plural(int(out.BadPartition), "pending or dead row"), out.partitionCount())
+	}
 	if out.Cleanup != nil {
 		fmt.Fprintf(w, "past retention\t%s\n", out.Cleanup)
 	}

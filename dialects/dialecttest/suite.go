@@ -40,6 +40,10 @@ type Target struct {
 	// migration, with no migrations table) and writes rows into it with
 	// the columns of that version. Nil skips the upgrade test.
 	Legacy func(t testing.TB, db *sql.DB, d dialects.Dialect, rows []LegacyRow)
+	// Previous migrates the database to the schema of the previous
+	// release (its newest migration) with d's options, as d.Migrate would
+	// have then. Nil skips the test of the migrations added since.
+	Previous func(t testing.TB, db *sql.DB, d dialects.Dialect)
 	// Leases is true for dialects whose sessions keep leases renewed by
 	// Check (SQLite) instead of locks that die with a connection: a
 	// session then dies by not calling Check for Lease, and WaitChange
@@ -123,4 +127,6 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("IdempotencyKeys", func(t *testing.T) { testIdempotencyKeys(t, tgt) })
 	t.Run("IdempotencyKeyRace", func(t *testing.T) { testIdempotencyKeyRace(t, tgt) })
 	t.Run("IdempotencyUpgrade", func(t *testing.T) { testIdempotencyUpgrade(t, tgt) })
+	t.Run("BadRows", func(t *testing.T) { testBadRows(t, tgt) })
+	t.Run("PartitionCheckUpgrade", func(t *testing.T) { testPartitionCheckUpgrade(t, tgt) })
 }

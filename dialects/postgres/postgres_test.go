@@ -38,6 +38,7 @@ func target(driver string) dialecttest.Target {
 		WithTable:      func(name string) (dialects.Dialect, error) { return postgres.New(postgres.WithTable(name)) },
 		WithPartitions: func(n int) (dialects.Dialect, error) { return postgres.New(postgres.WithPartitions(n)) },
 		Legacy:         createLegacy,
+		Previous:       migratePrevious,
 		KillSession:    killSession,
 		MaxTableName:   postgres.MaxTableName,
 		IdentLimit:     63,
@@ -180,5 +181,14 @@ func TestLocksPerTableNotPerName(t *testing.T) {
 		if err != nil || len(got) != len(all) {
 			t.Fatalf("service %d: took %d of %d partitions (%v): another schema's relay holds its locks", i, len(got), len(all), err)
 		}
+	}
+}
+
+// migratePrevious migrates db to the previous release's schema (migration
+// 005).
+func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
+	t.Helper()
+	if err := postgres.MigrateTo(t.Context(), d.(*postgres.Dialect), db, 5); err != nil {
+		t.Fatalf("migrate to 005: %v", err)
 	}
 }

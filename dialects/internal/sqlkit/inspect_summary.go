@@ -37,10 +37,12 @@ func loadSummaries(load func(string) (string, error)) (summarySQL, error) {
 	return s, nil
 }
 
-// summary returns the row s scanned, with Payload nil and PayloadSize size.
-func (s *rowScan) summary(size int64) (dialects.Row, error) {
-	r, err := s.row()
-	r.Payload, r.PayloadSize = nil, int(size)
+// summary scans the current row of a *_sizes.sql statement (lead as for
+// scan) and returns it with Payload nil and PayloadSize set.
+func (s *rowScan) summary(rows *sql.Rows, lead []any) (dialects.Row, error) {
+	var size sql.NullInt64
+	r, err := s.scan(rows, lead, []any{&size})
+	r.Payload, r.PayloadSize = nil, int(size.Int64)
 	return r, err
 }
 
@@ -63,13 +65,9 @@ func (in *Inspector) ListSummaries(ctx context.Context, db *sql.DB, f dialects.L
 	var out []dialects.Row
 	for rows.Next() {
 		var s rowScan
-		var size sql.NullInt64
-		if err := rows.Scan(append(s.dest(), &size)...); err != nil {
-			return nil, fmt.Errorf("%s: list: scan: %w", in.op, err)
-		}
-		r, err := s.summary(size.Int64)
+		r, err := s.summary(rows, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: list: %w", in.op, err)
+			return nil, fmt.Errorf("%s: list: scan: %w", in.op, err)
 		}
 		out = append(out, r)
 	}
@@ -98,14 +96,9 @@ func (in *Inspector) BlockerSummaries(ctx context.Context, db *sql.DB, now time.
 	for rows.Next() {
 		var b dialects.Blocker
 		var s rowScan
-		var size sql.NullInt64
-		dest := append([]any{&b.AggregateType, &b.AggregateID, &b.Pending, &b.Dead}, s.dest()...)
-		if err := rows.Scan(append(dest, &size)...); err != nil {
-			return nil, fmt.Errorf("%s: blockers: scan: %w", in.op, err)
-		}
-		r, err := s.summary(size.Int64)
+		r, err := s.summary(rows, []any{&b.AggregateType, &b.AggregateID, &b.Pending, &b.Dead})
 		if err != nil {
-			return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
+			return nil, fmt.Errorf("%s: blockers: scan: %w", in.op, err)
 		}
 		b.Head = &r
 		b.Reason = dialects.BlockBackingOff

@@ -1,5 +1,5 @@
 -- inspect_blockers.sql without the payload: the same columns with NULL for payload
--- and payload_json, then the payload's length in bytes (ListSummaries,
+-- and payload_json, then the table's partition count and the payload's length in bytes (ListSummaries,
 -- BlockerSummaries: pages that show no payload never fetch it).
 -- $1 now, $2 limit.
 SELECT b.aggregate_type, b.aggregate_id,
@@ -25,6 +25,7 @@ SELECT b.aggregate_type, b.aggregate_id,
        o.part,
        o.last_error,
        o.published_at,
+       (SELECT m.partitions FROM {{table}}_meta m),
        COALESCE(octet_length(o.payload), octet_length(o.payload_json::text), 0)
 FROM {{table}}_blocked b JOIN {{table}} o ON o.seq = b.seq
 WHERE b.dead OR b.until > $1
