@@ -44,6 +44,11 @@ func (rn *run) fastLoop(ctx context.Context) {
 				var res cycleResult
 				res.claimed = len(batch)
 				rn.publishBatch(ctx, batch, true, &res)
+				if !res.retryAt.IsZero() {
+					// A failed row's retry: the read lane owns the
+					// schedule (without it the row waits for the poll).
+					rn.fastRetries.add(res.retryAt)
+				}
 				if res.dbErr != nil || res.outage || res.more || res.unavailable {
 					// Rows left pending (a failure, an outage, a broker
 					// that could not take them): the read lane takes

@@ -29,10 +29,13 @@ type run struct {
 	wakes struct {
 		urgent, lazy, handoff chan struct{}
 	}
-	own      *owner
-	marks    *markQueue
-	updates  chan ownUpdate
-	loopDone chan struct{}
+	own   *owner
+	marks *markQueue
+	// fastRetries carries the retry times of the hand-over lane's failures
+	// to the read lane, which owns the retry schedule.
+	fastRetries retryBox
+	updates     chan ownUpdate
+	loopDone    chan struct{}
 
 	// Read lane state, touched only by the publish loop's goroutine.
 	active     []int  // partitions published now, sorted
@@ -75,6 +78,7 @@ func newRun(r *Relay, parts int) *run {
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
+	rn.fastRetries.wake = make(chan struct{}, 1)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
 		changeSig:  make(chan struct{}, 1),
 		validUntil: &rn.validUntil, lastBatch: &rn.lastBatch}
@@ -176,6 +180,9 @@ func (rn *run) loop(ctx context.Context) {
 		if !res.retryAt.IsZero() {
 			retries.add(res.retryAt)
 		}
+		for _, t := range rn.fastRetries.take() {
+			retries.add(t)
+		}
 		if next, ok := retries.next(cfg.Clock()); ok {
 			retry.Reset(next)
 		}
@@ -225,6 +232,13 @@ func (rn *run) loop(ctx context.Context) {
 				retries.due(cfg.Clock())
 				reason = reasonRetry
 				break wait
+			case <-rn.fastRetries.wake:
+				for _, t := range rn.fastRetries.take() {
+					retries.add(t)
+				}
+				if next, ok := retries.next(cfg.Clock()); ok {
+					retry.Reset(next)
+				}
 			case <-lazyTimer.C:
 				lazyPending = false
 				reason = reasonLazy
@@ -435,6 +449,32 @@ func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
 		rn.trouble = 0
 	}
 	rn.mu.Unlock()
+}
+
+// retryBox is the hand-over lane's mailbox of retry times for the read
+// lane: add never blocks (the read lane may be busy with a backlog), and
+// the read lane takes the times into its schedule between cycles.
+type retryBox struct {
+	mu    sync.Mutex
+	times []time.Time
+	wake  chan struct{}
+}
+
+// add posts t and wakes the read lane.
+func (b *retryBox) add(t time.Time) {
+	b.mu.Lock()
+	b.times = append(b.times, t)
+	b.mu.Unlock()
+	signal(b.wake)
+}
+
+// take returns, and forgets, the posted times.
+func (b *retryBox) take() []time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.times
+	b.times = nil
+	return t
 }
 
 // maxRetryTimes bounds the distinct retry times a relay remembers.
