@@ -17,6 +17,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/redact"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/notify/natsnotify"
 	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
@@ -25,13 +26,23 @@ import (
 
 // run is the whole command: it parses args (with env for the defaults),
 // relays until ctx ends and returns nil after a clean stop. Logs go to
-// stderr; stdout is kept for output a future subcommand may print.
+// stderr; stdout is kept for output a future subcommand may print. No
+// secret of the configuration (DSN, broker URLs, token) is in its logs or
+// in the error it returns, whatever the drivers put in theirs.
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	_ = stdout
 	cfg, err := parseFlags(args, env, stderr)
-	if err != nil {
+	if err == nil {
+		err = relayUntilDone(ctx, cfg, stderr)
+	}
+	if err == nil || err == errUsage { // errUsage: flag has printed the error
 		return err
 	}
+	return redact.Error(err, cfg.secrets()...)
+}
+
+// relayUntilDone runs the relay configured by cfg until ctx ends.
+func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 
 	db, d, err := openDB(cfg, log)
@@ -94,12 +105,15 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	return nil
 }
 
+// newLogger returns the relay's logger on w, in cfg's format and level,
+// with cfg's secrets replaced in every line.
 func newLogger(cfg config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.logLevel}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if cfg.logFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(redactHandler{h: h, secrets: cfg.secrets()})
 }
 
 // openDB opens the database and its dialect. It does not connect: the relay
