@@ -35,6 +35,20 @@
 //	-metrics-addr ADDR               serve /metrics, /healthz and /readyz (default: not served)
 //	-metrics-token T                 bearer token /metrics requires (default: none)
 //
+// With -metrics-addr the relay serves, from its start:
+//
+//	/metrics  Prometheus text: jitotel's instruments (otel/), the series the
+//	          alert rules and dashboard in deploy/ query
+//	/healthz  200 while the process runs (a liveness probe)
+//	/readyz   200 when the database answers with the schema at this
+//	          version, the relay has a live session on the table (it owns
+//	          partitions or takes part in the rebalance), and the broker is
+//	          connected; else 503 and the failing checks, one a line
+//
+// The endpoints only read and print no secret, so a non-loopback address
+// needs no token (Prometheus and the kubelet reach it from other hosts);
+// -metrics-token guards /metrics with a bearer token, the probes stay open.
+//
 // Every flag can also be set by an environment variable, named in -h:
 // JITOUTBOX_ and the flag's name in capitals with '_' for '-'
 // (JITOUTBOX_DSN, JITOUTBOX_METRICS_ADDR), except -nats, -amqp and -kafka,

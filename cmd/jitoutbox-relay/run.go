@@ -45,6 +45,24 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 
+	var (
+		obs   *observer
+		hooks relay.Hooks = batchLogger{log: log}
+	)
+	if cfg.metricsAddr != "" {
+		// Served from the start: /healthz answers while the relay waits
+		// for its database, /readyz says why it is not ready.
+		var err error
+		if obs, err = newObserver(ctx, cfg, log); err != nil {
+			return err
+		}
+		sctx, stopServing := context.WithCancel(ctx)
+		served := make(chan struct{})
+		go func() { defer close(served); obs.serve(sctx) }()
+		defer func() { stopServing(); <-served }()
+		hooks = metricHooks{batchLogger: batchLogger{log: log}, m: obs.metrics}
+	}
+
 	db, d, err := openDB(cfg, log)
 	if err != nil {
 		return err
@@ -86,11 +104,19 @@ func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 		Sources:           sources,
 		DeleteOnPublish:   cfg.deleteOnPublish,
 		DeadLetter:        b.dead,
-		Hooks:             batchLogger{log: log},
+		Hooks:             hooks,
 		Logger:            log,
 	})
 	if err != nil {
 		return err
+	}
+	if obs != nil {
+		reg, err := obs.metrics.ObserveStats(r.Stats)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = reg.Unregister() }()
+		obs.ready.setChecks(readyChecks(db, d, r, b.ready), cfg.secrets())
 	}
 	// Addresses are not logged: URLs carry passwords.
 	log.Info("jitoutbox-relay starting", "owner", r.Owner(), "dialect", cfg.dialect, "table", d.Table(),
