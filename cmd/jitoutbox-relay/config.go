@@ -164,6 +164,9 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, flag.ErrHelp // -h: the usage is printed, exit 0
+		}
 		return c, errUsage // flag has printed the error and the usage
 	}
 	set := make(map[string]bool)

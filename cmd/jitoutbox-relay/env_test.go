@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,7 +15,7 @@ import (
 // it; the command line wins over it.
 func TestEnvSetsEveryFlag(t *testing.T) {
 	var help strings.Builder
-	if _, err := parseFlags([]string{"-h"}, envOf(nil), &help); !errors.Is(err, errUsage) {
+	if _, err := parseFlags([]string{"-h"}, envOf(nil), &help); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: err = %v", err)
 	}
 	// Every flag is listed with its variable.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,7 +36,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	if err == nil {
 		err = relayUntilDone(ctx, cfg, stderr)
 	}
-	if err == nil || err == errUsage { // errUsage: flag has printed the error
+	if err == nil || err == errUsage || err == flag.ErrHelp { // flag has printed the error or the usage
 		return err
 	}
 	return redact.Error(err, cfg.secrets()...)
