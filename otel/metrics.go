@@ -173,7 +173,24 @@ func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetr
 	if err != nil {
 		return nil, fmt.Errorf("jitotel: create instruments: %w", err)
 	}
+	m.startAtZero()
 	return m, nil
+}
+
+// startAtZero records 0 on every counter, for each attribute set it uses,
+// so that each series exists from the start. Prometheus' increase() and
+// rate() see no increase in a series whose first sample is already 1: the
+// first dead letter of a relay would not fire an alert on
+// increase(jitoutbox_relay_dead_total[...]) > 0.
+func (m *RelayMetrics) startAtZero() {
+	ctx := context.Background()
+	for _, crit := range []metric.MeasurementOption{m.critical, m.normal} {
+		m.published.Add(ctx, 0, crit)
+		m.dead.Add(ctx, 0, crit)
+	}
+	for _, c := range []metric.Int64Counter{m.retried, m.released, m.batchErrors} {
+		c.Add(ctx, 0, m.base)
+	}
 }
 
 func (m *RelayMetrics) split(critical bool) metric.MeasurementOption {

@@ -172,7 +172,8 @@ func TestObserverExportsShippedSeries(t *testing.T) {
 
 // TestEndpointsOnServers runs the command against PostgreSQL and MariaDB
 // (behind a TCP proxy the test cuts) and an embedded NATS server (which it
-// stops): /metrics shows the published events and the backlog gauges,
+// stops): /metrics shows the published events and every series of the
+// shipped rules and dashboard (but the last cleanup's time),
 // /healthz answers 200, /readyz 200 when healthy, 503 while the database is
 // unreachable, 200 again once it is back, and 503 once the broker is down.
 func TestEndpointsOnServers(t *testing.T) {
@@ -217,6 +218,16 @@ func TestEndpointsOnServers(t *testing.T) {
 					t.Fatalf("/metrics does not show 5 published events:\n%s\n%s", body, r.log.String())
 				}
 				time.Sleep(100 * time.Millisecond)
+			}
+			// Every series the shipped rules and dashboard use, but the last
+			// cleanup's time (observed once a cleanup has run); the counters
+			// of events that did not happen are there at 0.
+			shipped := shippedSeries(t)
+			delete(shipped, "jitoutbox_relay_cleanup_last_success_seconds")
+			for n := range shipped {
+				if !exposed(body, n) {
+					t.Errorf("/metrics lacks %s, which the shipped rules or dashboard use", n)
+				}
 			}
 			for _, n := range []string{"jitoutbox_relay_commit_to_ack_seconds_bucket", "jitoutbox_outbox_backlog",
 				"jitoutbox_outbox_oldest_pending_age_seconds", "jitoutbox_outbox_dead_rows", "jitoutbox_outbox_live_relays",
