@@ -13,7 +13,9 @@
 // uses for its pool, pgx included: it only needs the DSN), reconnects with
 // backoff when that connection dies, and after every reconnect delivers a
 // wake, because notifications sent while it was away are lost. The payload is
-// empty: a wake is a hint, never data the relay has to trust.
+// empty: a wake is a hint, never data the relay has to trust. The errors it
+// logs never show the DSN's password, even for a DSN lib/pq cannot parse
+// and quotes.
 package pgnotify
 
 import (
