@@ -11,7 +11,7 @@
 
 ARG GO_VERSION=1.26
 
-FROM golang:${GO_VERSION}-bookworm AS build
+FROM golang:${GO_VERSION} AS build
 WORKDIR /src
 # Modules first: this layer is reused while only the code changes.
 COPY go.mod go.sum ./
