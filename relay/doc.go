@@ -74,13 +74,36 @@
 // operator requeues it (it is then published first) or skips it, unless
 // Config.ReleaseOnDead lets the later events flow at once.
 //
-// A wave in which every message failed with a retryable error is treated as
-// a broker outage when it held two or more messages, every error was a
-// timeout, or the relay is already in an outage: then nothing is counted as
-// an attempt, the unpublished rows of the batch stay pending, and the relay
-// backs off exponentially (100ms doubling up to PollInterval) before its next
-// read, logging once when the outage starts and once when it ends. Database
-// errors back off the same way and are logged at most once a minute.
+// A row the read could not decode (Record.Bad, a dialects.RowError: headers
+// that are not a JSON object of strings, a time that does not parse, ...)
+// is dead-lettered at once, without a publish attempt, with a last error
+// naming the column and the problem ("bad row: column headers: ..."); its
+// aggregate is blocked as behind any dead event, DeadLetter and the
+// DeadLetterHook see it with the fields that could be decoded, and the
+// other rows of the batch flow.
+//
+// A publisher reports a broker that cannot take messages now (not
+// connected, connection refused or lost, no stream leader, an
+// acknowledgement that never came) with an error for which IsUnavailable
+// reports true. Such an error never spends an attempt: the event stays
+// pending. A wave in which nothing was acknowledged and every message
+// failed that way is a broker outage, whatever its size: the unpublished
+// rows of the batch stay pending, no retry is scheduled, the hand-over lane
+// leaves its rows to the read lane, and the read lane probes the broker
+// again after a back-off of 100ms doubling up to 1s (or PollInterval, if
+// smaller), so that every pending row goes within about a second of the
+// broker's return. The relay logs the outage once when it starts (with the
+// error) and once when it ends (with its length and the number of probes);
+// BatchEndInfo.Outage reports it. In a wave that is not an outage, the
+// unavailable messages stay pending without an attempt and are tried again
+// within that second, while the others' errors count. A lone plain timeout
+// (context.DeadlineExceeded, not marked unavailable, from a publisher that
+// does not classify its errors) counts as an outage only if the broker has
+// acknowledged nothing within two publish timeouts, so that an event the
+// broker never answers is still dead-lettered. When the dead-letter
+// publisher is unavailable, the event stays pending (not dead) until it is
+// back. Database errors back off the same way (up to PollInterval) and are
+// logged at most once a minute.
 //
 // # Stopping
 //

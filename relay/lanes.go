@@ -95,9 +95,15 @@ func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake fun
 	if len(batch) > 0 {
 		res.claimed = len(batch)
 		rn.publishBatch(ctx, batch, true, &res)
-		if res.dbErr != nil || res.outage || res.more {
-			// Rows left pending (a failure, an outage): the read
-			// lane takes over, with its back-off.
+		if !res.retryAt.IsZero() {
+			// A failed row's retry: the read lane owns the schedule
+			// (without it the row waits for the poll).
+			rn.fastRetries.add(res.retryAt)
+		}
+		if res.dbErr != nil || res.outage || res.more || res.unavailable {
+			// Rows left pending (a failure, an outage, a broker that
+			// could not take them): the read lane takes over, with its
+			// back-off.
 			signal(rn.wakes.urgent)
 		}
 	}

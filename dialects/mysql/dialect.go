@@ -99,6 +99,7 @@ func New(opts ...Option) (*Dialect, error) {
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
+		VersionsExists: load("versions_exists.sql"),
 		Steps: map[string]func(context.Context, dialects.Querier) error{
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,

@@ -81,6 +81,7 @@ func New(opts ...Option) (*Dialect, error) {
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
+		VersionsExists: load("versions_exists.sql"),
 		Steps: map[string]func(context.Context, dialects.Querier) error{
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
@@ -232,9 +233,9 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 	return nil
 }
 
-// insertArgs returns the bind arguments of events' rows (cols each, the
-// same for insert_row.sql and insert_leased_row.sql), with room for extra
-// more.
+// insertArgs returns the bind arguments of events' rows (cols each, in
+// insert_row.sql's order, which insert.sql and insert_handoff.sql share),
+// with room for extra more.
 func insertArgs(events []dialects.Event, cols, extra int) ([]any, error) {
 	args := make([]any, 0, len(events)*cols+extra)
 	for i := range events {

@@ -38,7 +38,10 @@ func target(driver string) dialecttest.Target {
 		WithTable:      func(name string) (dialects.Dialect, error) { return postgres.New(postgres.WithTable(name)) },
 		WithPartitions: func(n int) (dialects.Dialect, error) { return postgres.New(postgres.WithPartitions(n)) },
 		Legacy:         createLegacy,
+		Previous:       migratePrevious,
 		KillSession:    killSession,
+		MaxTableName:   postgres.MaxTableName,
+		IdentLimit:     63,
 	}
 }
 
@@ -224,4 +227,13 @@ func TestReadCriticalPlan(t *testing.T) {
 		t.Fatalf("the critical read does not read critical_idx:\n%s", text)
 	}
 	t.Logf("plan:\n%s", text)
+}
+
+// migratePrevious migrates db to the previous release's schema (migration
+// 005).
+func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
+	t.Helper()
+	if err := postgres.MigrateTo(t.Context(), d.(*postgres.Dialect), db, 5); err != nil {
+		t.Fatalf("migrate to 005: %v", err)
+	}
 }
