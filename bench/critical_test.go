@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/internal/e2e/relayproc"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/notify/natsnotify"
 	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
@@ -171,11 +171,10 @@ func criticalBehindBacklog(b *testing.B, bin, name string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var gen uuid7.Generator
 	var evs []dialects.Event
 	add := func(agg string) {
 		now := time.Now().UTC().Truncate(time.Microsecond)
-		ev := dialects.Event{ID: gen.New(now).String(), AggregateType: "order", AggregateID: agg, EventType: "order.changed",
+		ev := dialects.Event{ID: uuid.Must(uuid.NewV7()).String(), AggregateType: "order", AggregateID: agg, EventType: "order.changed",
 			Payload: payload, ContentType: "application/json", CreatedAt: now, Partition: dialects.PartitionOf("order", agg, parts)}
 		evs = append(evs, ev)
 		backlog[ev.ID] = true
