@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
@@ -376,7 +377,6 @@ func handInsert(dbName, table string) string {
 // commits/s. The rows are deleted afterwards (untimed).
 func capBaseline(b *testing.B, db *sql.DB, d dialects.Dialect, q string, parts int) float64 {
 	ctx := context.Background()
-	var gen uuid7.Generator
 	var genMu sync.Mutex
 	var n atomic.Int64
 	var failed atomic.Pointer[error]
@@ -394,7 +394,7 @@ func capBaseline(b *testing.B, db *sql.DB, d dialects.Dialect, q string, parts i
 				agg := fmt.Sprintf("agg-%d", k%1000)
 				now := time.Now().UTC()
 				genMu.Lock()
-				id := gen.New(now).String()
+				id := uuid.Must(uuid.NewV7()).String()
 				genMu.Unlock()
 				err := func() error {
 					tx, err := db.BeginTx(ctx, nil)

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
 	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
@@ -117,7 +118,6 @@ type variant struct {
 }
 
 func variants() []variant {
-	var gen uuid7.Generator
 	business := func(ctx context.Context, c *commitDB, ex interface {
 		ExecContext(context.Context, string, ...any) (sql.Result, error)
 	}, key string) error {
@@ -137,7 +137,7 @@ func variants() []variant {
 			q := c.handWritten()
 			for i := 0; i < n; i++ {
 				now := time.Now().UTC()
-				if _, err := tx.ExecContext(ctx, q, gen.New(now).String(), "order", key, "order.placed",
+				if _, err := tx.ExecContext(ctx, q, uuid.Must(uuid.NewV7()).String(), "order", key, "order.placed",
 					string(payload), "application/json", "{}", false, now, now, dialects.PartitionOf("order", key, c.parts)); err != nil {
 					return err
 				}

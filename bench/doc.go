@@ -1,5 +1,5 @@
 // Package bench holds jitoutbox's benchmarks. They run against the real
 // servers named by JITOUTBOX_POSTGRES_DSN, JITOUTBOX_MYSQL_DSN and
 // JITOUTBOX_NATS_URL (SQLite and an embedded NATS server otherwise); see
-// README.md in this folder for the commands and the latest figures.
+// README.md in this folder for the commands and the current figures.
 package bench

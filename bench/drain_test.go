@@ -13,11 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
 	"github.com/nats-io/nats.go"
@@ -108,7 +109,6 @@ func seed(b *testing.B, bd *benchDB, n, aggs int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var gen uuid7.Generator
 	const perTx = 1000
 	events := make([]dialects.Event, 0, perTx)
 	for done := 0; done < n; {
@@ -117,7 +117,7 @@ func seed(b *testing.B, bd *benchDB, n, aggs int) {
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			agg := "agg-" + strconv.Itoa(done%aggs)
 			events = append(events, dialects.Event{
-				ID: gen.New(now).String(), AggregateType: "order", AggregateID: agg,
+				ID: uuid.Must(uuid.NewV7()).String(), AggregateType: "order", AggregateID: agg,
 				EventType: "order.placed", Payload: payload, ContentType: "application/json", CreatedAt: now,
 				Partition: dialects.PartitionOf("order", agg, parts),
 			})

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jitoutbox/jitoutbox/inbox"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 )
 
 var (
@@ -126,8 +127,6 @@ func BenchmarkInbox(b *testing.B) {
 			if _, err := idb.db.ExecContext(ctx, like); err != nil {
 				b.Fatal(err)
 			}
-
-			var gen uuid7.Generator
 			accounts := *inboxAccounts
 			seqs := make([]int64, accounts) // the order check's last seq per account
 			var n int
@@ -137,7 +136,7 @@ func BenchmarkInbox(b *testing.B) {
 				seqs[acct]++
 				id := "acct-" + strconv.Itoa(acct)
 				return inbox.Message{
-					EventID:       gen.New(time.Now()).String(),
+					EventID:       uuid.Must(uuid.NewV7()).String(),
 					AggregateType: "account",
 					AggregateID:   id,
 					EventType:     "account.credited",

@@ -14,10 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/go-sql-driver/mysql"
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -466,7 +467,6 @@ func selectOne(b *testing.B, db *sql.DB) (p50, p99 time.Duration) {
 func jetStreamAsync(b *testing.B, js jetstream.JetStream, prefix string, cpu *cpuMeter) float64 {
 	ctx := context.Background()
 	body := make([]byte, 200)
-	var gen uuid7.Generator
 	var total time.Duration
 	sent := 0
 	for i := 0; i < b.N; i++ {
@@ -475,7 +475,7 @@ func jetStreamAsync(b *testing.B, js jetstream.JetStream, prefix string, cpu *cp
 		for j := 0; j < *limitsSamples; j++ {
 			m := nats.NewMsg(prefix + ".order.order.placed")
 			m.Data = body
-			m.Header.Set(jetstream.MsgIDHeader, gen.New(time.Now()).String())
+			m.Header.Set(jetstream.MsgIDHeader, uuid.Must(uuid.NewV7()).String())
 			if _, err := js.PublishMsgAsync(m); err != nil {
 				b.Fatal(err)
 			}

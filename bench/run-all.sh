@@ -4,8 +4,8 @@
 #   bench/results/<date>-latency.tsv.gz  raw latency samples (-latency.out)
 #   bench/results/<date>.md           the summary table (bench/cmd/benchtable)
 #   bench/results/<date>-latency.svg  the latency picture (bench/cmd/latencyplot)
-# copies the last two to bench/results/latest.md and latest-latency.svg, and
-# puts latest.md into the generated block of bench/README.md.
+# and copies the last two to bench/results/latest.md and latest-latency.svg.
+# bench/README.md's current table quotes a run's figures with a link to it.
 #
 # Usage: bench/run-all.sh [-quick]
 #   -quick  shorter windows and backlogs (a smoke run, not for the README)
@@ -75,12 +75,5 @@ go run ./bench/cmd/latencyplot -o "$out/$date-latency.svg" "$tsv"
 gzip -f "$tsv" # raw samples: tens of MB uncompressed
 cp "$out/$date.md" "$out/latest.md"
 cp "$out/$date-latency.svg" "$out/latest-latency.svg"
-go run ./bench/cmd/latencyplot -o "$out/latest-latency.png" "$tsv"
-
-# Replace the generated block of bench/README.md with latest.md.
-readme=bench/README.md
-awk -v f="$out/latest.md" '
-/^<!-- results:begin/ { print; while ((getline l < f) > 0) print l; skip = 1; next }
-/^<!-- results:end/ { skip = 0 }
-!skip { print }' "$readme" >"$readme.tmp" && mv "$readme.tmp" "$readme"
+go run ./bench/cmd/latencyplot -o "$out/latest-latency.png" "$tsv.gz"
 echo "wrote $raw, $tsv.gz, $out/$date.md, $out/$date-latency.svg (and latest.*)"

@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/bench/internal/scalemodel"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
@@ -217,7 +218,6 @@ func scaleJetStream(b *testing.B, sizes []int) {
 				b.Fatal(err)
 			}
 			batches := windowBatches(n)
-			var gen uuid7.Generator
 			var cpu cpuMeter
 			srv := sm.window()
 			var wall durations
@@ -227,7 +227,7 @@ func scaleJetStream(b *testing.B, sizes []int) {
 				msgs := make([]relay.Message, batches*n)
 				for j := range msgs {
 					now := time.Now()
-					msgs[j] = relay.Message{ID: gen.New(now).String(), AggregateType: "order",
+					msgs[j] = relay.Message{ID: uuid.Must(uuid.NewV7()).String(), AggregateType: "order",
 						AggregateID: "agg-" + strconv.Itoa(j%*drainAggregates), EventType: "order.placed",
 						Payload: payload, ContentType: "application/json", CreatedAt: now, Attempt: 1}
 				}
@@ -274,7 +274,6 @@ func scaleLatency(b *testing.B, js jetstream.JetStream) {
 		b.Fatal(err)
 	}
 	wakeT, ackT, deliverT := &stageTimer{name: "wake"}, &stageTimer{name: "ack"}, &stageTimer{name: "deliver"}
-	var gen uuid7.Generator
 	errs := make([]error, 1)
 	for i := 0; i < b.N; i++ {
 		for range *scaleSamples {
@@ -284,7 +283,7 @@ func scaleLatency(b *testing.B, js jetstream.JetStream) {
 			<-wake
 			wakeT.d = append(wakeT.d, time.Since(t0))
 			now := time.Now()
-			m := relay.Message{ID: gen.New(now).String(), AggregateType: "order", AggregateID: "agg-1",
+			m := relay.Message{ID: uuid.Must(uuid.NewV7()).String(), AggregateType: "order", AggregateID: "agg-1",
 				EventType: "order.placed", Payload: payload, ContentType: "application/json", CreatedAt: now, Attempt: 1}
 			t0 = time.Now()
 			pub.Publish(ctx, []relay.Message{m}, errs)

@@ -8,6 +8,16 @@
 // dialects/sqlite); each keeps its SQL in embedded .sql files and passes the
 // shared conformance suite in dialects/dialecttest.
 //
+// Schema changes are numbered migrations (sql/migrations/ of each dialect),
+// and Dialect.Migrate runs while the previous release's writers and relays
+// still run: a migration only expands, so that they keep working on the
+// migrated table (a new column is nullable or has a default, a changed
+// function gets a new overload beside the old one, a constraint admits what
+// they write), and what it makes obsolete is dropped by a later migration,
+// one release later, once no process of the previous release runs.
+// internal/e2e's TestUpgradeWithPreviousRelease runs the previous release's
+// binaries on a migrated table and fails on a migration that breaks them.
+//
 // Dialect is not meant to be implemented outside this module: methods may be
 // added to it in minor releases. Dialects import no database driver; callers
 // open the *sql.DB with the driver of their choice.
@@ -17,6 +27,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -26,6 +37,35 @@ const DefaultTable = "outbox"
 // ErrInvalidTable is returned (wrapped) by dialect constructors when the table
 // name is not a plain identifier. The name is never interpolated into SQL.
 var ErrInvalidTable = errors.New("jitoutbox: invalid table name")
+
+// TableNameError is returned by a dialect's WithTable for a table name
+// too long for the names the dialect derives from it: indexes,
+// constraints and side tables such as <table>_idempotency_key_idx must
+// fit the database's identifier limit, which PostgreSQL would otherwise
+// meet by silently cutting them (so that two names collide) and MySQL by
+// refusing the migration. It wraps ErrInvalidTable.
+type TableNameError struct {
+	// Table is the name given.
+	Table string
+	// Dialect is the dialect's name ("postgres", "mysql").
+	Dialect string
+	// Max is the longest table name (its last part, without a schema)
+	// the dialect accepts, in bytes.
+	Max int
+	// IdentLimit is the database's identifier limit that Max leaves room
+	// in for the longest derived suffix.
+	IdentLimit int
+}
+
+// Error says the limit and why.
+func (e *TableNameError) Error() string {
+	return fmt.Sprintf("%v: %q: %s table names may have at most %d characters, so that the names derived from them "+
+		"(such as <table>_idempotency_key_idx) fit the %d-byte identifier limit", ErrInvalidTable, e.Table, e.Dialect,
+		e.Max, e.IdentLimit)
+}
+
+// Unwrap returns ErrInvalidTable.
+func (e *TableNameError) Unwrap() error { return ErrInvalidTable }
 
 // ErrInvalidRequeueFilter is returned (wrapped) by Requeue when the filter
 // does not use exactly one way of selecting rows.
@@ -88,6 +128,10 @@ type Record struct {
 	Seq int64
 	// Attempts is the number of failed publish attempts so far.
 	Attempts int
+	// Bad is set when a column of the row could not be decoded (see
+	// RowError): the fields of the columns that could be are filled in.
+	// The relay dead-letters such a row without publishing it.
+	Bad *RowError
 }
 
 // State is the delivery state of a row.
@@ -151,7 +195,8 @@ type Stats struct {
 	Published int64
 	// PublishedEstimated reports that Published is an estimate.
 	PublishedEstimated bool
-	// OldestPending is the CreatedAt of the oldest pending row; zero if none.
+	// OldestPending is the CreatedAt of the oldest pending row; zero if none
+	// (or if that row's created_at cannot be decoded: see RowError).
 	OldestPending time.Time
 	// OldestPublished is the PublishedAt of the oldest published row still
 	// in the table; zero if none. Cleanup is behind when it is older than
@@ -163,6 +208,13 @@ type Stats struct {
 	// BlockedRetry counts aggregates held back behind a row that failed and
 	// will be retried (its block lasts until the row is published or dies).
 	BlockedRetry int64
+	// BadPartition counts pending and dead rows whose partition is outside
+	// [0, P) for the table's partition count P: no relay reads them (a
+	// relay reads the partitions it owns). The schema refuses such rows
+	// since the partition check migration; rows written before it may
+	// remain. Counting them reads the pending and dead rows, as Pending and
+	// Dead do.
+	BadPartition int64
 }
 
 // Mark records the outcome of published rows.
@@ -227,6 +279,28 @@ type ReadRequest struct {
 	Now time.Time
 }
 
+// CriticalWindow is the most candidates a ReadCritical looks at when
+// CriticalRequest.Window is not set.
+const CriticalWindow = 256
+
+// CriticalRequest asks for the time-critical rows of owned partitions that
+// can be published at once, ahead of any backlog (Dialect.ReadCritical).
+type CriticalRequest struct {
+	// Partitions are the partitions to read (those the relay owns).
+	Partitions []int
+	// Limit is the most rows returned (> 0).
+	Limit int
+	// Window is the most candidates looked at: the first Window pending,
+	// due, time-critical rows of the partitions in Seq order, before the
+	// look for an earlier pending row or a block of their aggregates
+	// (<= 0: CriticalWindow). It bounds the read's work when many
+	// time-critical rows wait behind earlier rows of their aggregates; the
+	// rows past the window are left to Read.
+	Window int
+	// Now is the relay's clock.
+	Now time.Time
+}
+
 // Dialect is the set of operations jitoutbox needs from a database.
 //
 // Semantics every implementation must honour (tested by dialecttest):
@@ -240,7 +314,15 @@ type ReadRequest struct {
 //     partitions, due (NextAttemptAt <= Now), in Seq order, up to Limit,
 //     leaving out every row of an aggregate with a block on an earlier row
 //     (a dead row, or a retry not yet due). Ownership of the partitions is
-//     the caller's: a Session proves it.
+//     the caller's: a Session proves it. A row with a column that cannot
+//     be decoded is returned with Record.Bad set (RowError), never as an
+//     error of the read; so do the Inspector's List, Get and Blockers.
+//   - ReadCritical is a plain SELECT too: of the first Window pending, due,
+//     time-critical rows of the given partitions in Seq order, those whose
+//     aggregate has no earlier pending row (in any state of due-ness) and
+//     no block on an earlier row (dead, or a retry not yet due), in Seq
+//     order, up to Limit. Such a row has the property a handed-over row
+//     has (InsertHandoff): nothing of its aggregate may go before it.
 //   - Mark and Fail change only rows of partitions that the given token owns
 //     at the time of the statement (fencing): a relay that lost a partition
 //     changes nothing in it.
@@ -281,6 +363,12 @@ type Dialect interface {
 	OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (Session, error)
 	// Read returns pending rows of owned partitions (see the rules above).
 	Read(ctx context.Context, db *sql.DB, req ReadRequest) (ReadResult, error)
+	// ReadCritical returns the time-critical rows of owned partitions that
+	// no earlier row of their aggregate holds back (see the rules above),
+	// so that a relay publishes them before a backlog it is draining. It
+	// works on a table without the index later migrations add for it,
+	// reading more.
+	ReadCritical(ctx context.Context, db *sql.DB, req CriticalRequest) ([]Record, error)
 	// Mark sets the published state (or deletes) the rows of m.Seqs in
 	// partitions m.Token owns, removes the retry blocks of m.Unblock, and
 	// returns how many rows it changed.

@@ -43,6 +43,33 @@ type Inspector interface {
 	// cost is bounded by the cap, not by the rows kept. A retention <= 0
 	// (cleanup disabled) returns 0 without a query.
 	PastRetention(ctx context.Context, db *sql.DB, now time.Time, retention time.Duration) (int64, error)
+	// ListSummaries is List without the payloads: each Row's Payload is
+	// nil and PayloadSize holds its length. Pages that show no payload
+	// use it, so a list of large rows costs its metadata, not its
+	// payloads.
+	ListSummaries(ctx context.Context, db *sql.DB, f ListFilter) ([]Row, error)
+	// BlockerSummaries is Blockers without the head rows' payloads (Head.Payload
+	// nil, Head.PayloadSize set).
+	BlockerSummaries(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]Blocker, error)
+	// PendingMigrations returns the numbered migrations Migrate would
+	// apply to db now, in order, without applying them and without
+	// writing (not even the <table>_migrations table). Another Migrate
+	// may apply them before the caller acts on the answer.
+	PendingMigrations(ctx context.Context, db *sql.DB) ([]Migration, error)
+}
+
+// Migration is one numbered schema migration, as PendingMigrations
+// returns it.
+type Migration struct {
+	// Version is the migration's number (1, 2, 3...).
+	Version int
+	// Name is the file's name without its number and extension
+	// ("partitions" for 002_partitions.sql).
+	Name string
+	// SQL is the migration's SQL for this table, statements separated by
+	// ";\n"; a Go step between statements is shown as a comment line
+	// "-- step: <name> (Go)".
+	SQL string
 }
 
 // PastRetentionCap is the most rows Inspector.PastRetention counts one by
@@ -91,6 +118,9 @@ type Row struct {
 	LastError string
 	// PublishedAt is when the row was published; zero unless published.
 	PublishedAt time.Time
+	// PayloadSize is the payload's length in bytes (also when Payload is
+	// left out, as ListSummaries does).
+	PayloadSize int
 }
 
 // String returns the state's name: "pending", "published", "dead".

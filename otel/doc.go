@@ -17,8 +17,10 @@
 // OpenTelemetry metrics API, the events published, retried and
 // dead-lettered, the commit-to-ack latency split by time-critical and
 // ordinary events, and (with ObserveStats) the backlog and the age of the
-// oldest pending event. Any OpenTelemetry exporter can export them; the
-// example service in examples/orders serves them to Prometheus.
+// oldest pending event. Every counter series exists from the start, at 0,
+// so that rate() and increase() see the first event. Any OpenTelemetry
+// exporter can export them; the example service in examples/orders and
+// cmd/jitoutbox-relay (-metrics-addr) serve them to Prometheus.
 package jitotel
 
 // ScopeName is the instrumentation scope of the meter NewRelayMetrics uses.

@@ -19,7 +19,9 @@ const (
 	MetricRetried = "jitoutbox.relay.retried"
 	// MetricDead counts events moved to the dead state (attribute critical).
 	MetricDead = "jitoutbox.relay.dead"
-	// MetricReleased counts claimed events given back without an attempt.
+	// MetricReleased counts events of a batch left pending without an
+	// attempt (held behind a failed event of their aggregate, a broker
+	// outage, or shutdown); the relay publishes them later.
 	MetricReleased = "jitoutbox.relay.released"
 	// MetricBatchErrors counts batches that ended with a database error.
 	MetricBatchErrors = "jitoutbox.relay.batch.errors"
@@ -143,7 +145,7 @@ func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetr
 	m.published = counter(MetricPublished, "Events the broker accepted.")
 	m.retried = counter(MetricRetried, "Failed publish attempts scheduled for retry.")
 	m.dead = counter(MetricDead, "Events moved to the dead state.")
-	m.released = counter(MetricReleased, "Claimed events given back without an attempt.")
+	m.released = counter(MetricReleased, "Events of a batch left pending without an attempt.")
 	if err == nil {
 		m.batchErrors, err = m.meter.Int64Counter(MetricBatchErrors,
 			metric.WithDescription("Relay batches that ended with a database error."), metric.WithUnit("{batch}"))
@@ -155,7 +157,7 @@ func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetr
 	}
 	if err == nil {
 		m.backlog, err = m.meter.Int64ObservableGauge(MetricBacklog,
-			metric.WithDescription("Events not yet published (including leased and backing off)."), metric.WithUnit("{event}"))
+			metric.WithDescription("Events not yet published (including those in flight and backing off)."), metric.WithUnit("{event}"))
 	}
 	if err == nil {
 		m.deadRows, err = m.meter.Int64ObservableGauge(MetricDeadRows,
@@ -171,7 +173,24 @@ func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetr
 	if err != nil {
 		return nil, fmt.Errorf("jitotel: create instruments: %w", err)
 	}
+	m.startAtZero()
 	return m, nil
+}
+
+// startAtZero records 0 on every counter, for each attribute set it uses,
+// so that each series exists from the start. Prometheus' increase() and
+// rate() see no increase in a series whose first sample is already 1: the
+// first dead letter of a relay would not fire an alert on
+// increase(jitoutbox_relay_dead_total[...]) > 0.
+func (m *RelayMetrics) startAtZero() {
+	ctx := context.Background()
+	for _, crit := range []metric.MeasurementOption{m.critical, m.normal} {
+		m.published.Add(ctx, 0, crit)
+		m.dead.Add(ctx, 0, crit)
+	}
+	for _, c := range []metric.Int64Counter{m.retried, m.released, m.batchErrors} {
+		c.Add(ctx, 0, m.base)
+	}
 }
 
 func (m *RelayMetrics) split(critical bool) metric.MeasurementOption {

@@ -352,3 +352,33 @@ func TestRelayMetricsWithRelay(t *testing.T) {
 		t.Errorf("oldest pending age after draining = %v, want 0", age)
 	}
 }
+
+// TestCountersStartAtZero: each counter series exists before its first
+// event, at 0, so that increase() in an alert sees the first one.
+func TestCountersStartAtZero(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	if _, err := jitotel.NewRelayMetrics(mp); err != nil {
+		t.Fatal(err)
+	}
+	c := collect(t, reader)
+	for _, tc := range []struct {
+		name   string
+		points int
+	}{
+		{jitotel.MetricPublished, 2}, {jitotel.MetricDead, 2},
+		{jitotel.MetricRetried, 1}, {jitotel.MetricReleased, 1}, {jitotel.MetricBatchErrors, 1},
+	} {
+		sum, ok := c[tc.name].Data.(metricdata.Sum[int64])
+		if !ok || len(sum.DataPoints) != tc.points {
+			t.Errorf("%s: %#v, want %d points", tc.name, c[tc.name].Data, tc.points)
+			continue
+		}
+		for _, p := range sum.DataPoints {
+			if p.Value != 0 {
+				t.Errorf("%s%v = %d, want 0", tc.name, p.Attributes.ToSlice(), p.Value)
+			}
+		}
+	}
+}

@@ -32,7 +32,8 @@ func jitter(d time.Duration) time.Duration {
 }
 
 // minTroubleDelay is the first delay after a broker outage or database error;
-// it doubles with every further troubled cycle, up to the poll interval.
+// it doubles with every further troubled cycle, up to the poll interval (a
+// broker outage: up to outageProbeMax, outage.go).
 const minTroubleDelay = 100 * time.Millisecond
 
 // nextTroubleDelay returns the delay after prev (0 for the first trouble),

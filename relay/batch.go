@@ -2,7 +2,6 @@ package relay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -71,37 +70,6 @@ func toMessage(rec *dialects.Record) Message {
 	}
 }
 
-// isOutage (called with rn.mu held) reports whether a wave whose every
-// message failed looks like a broker outage rather than trouble with these
-// messages: every error is
-// retryable, and either the wave had several messages, the relay is already
-// in an outage, or every error is a timeout.
-func (rn *run) isOutage(errs []error) bool {
-	timeouts := 0
-	for _, err := range errs {
-		if err == nil || IsPermanent(err) {
-			return false
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			timeouts++
-		}
-	}
-	if len(errs) >= 2 || rn.inOutage {
-		return true
-	}
-	// A lone message that timed out looks like an outage only if the
-	// broker has not acknowledged anything recently: otherwise it is an
-	// event the broker never answers (a poison event), whose attempts must
-	// count so that it is dead-lettered after MaxAttempts.
-	return timeouts == len(errs) && !rn.ackedRecently()
-}
-
-// ackedRecently (called with rn.mu held) reports whether the broker acknowledged a message within the
-// last two publish timeouts.
-func (rn *run) ackedRecently() bool {
-	return !rn.lastAckAt.IsZero() && rn.r.cfg.Clock().Sub(rn.lastAckAt) <= 2*rn.r.cfg.PublishTimeout
-}
-
 // markAhead is how many batches' published rows may wait for their mark
 // (marks.go) before a lane waits for the mark goroutine.
 const markAhead = 2
@@ -132,6 +100,9 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 	rn.remember(out.published)
 	rn.mu.Unlock()
 	failErr := rn.writeFailures(ctx, hctx, token, out)
+	if out.outage {
+		res.outage = true // the dead-letter publisher may have been unavailable
+	}
 	r.c.released.Add(uint64(out.skipped))
 	if fast {
 		rn.releaseFast(recs)
@@ -143,8 +114,15 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 		rn.batchEnd(hctx, start, len(recs), out, failErr)
 		return held
 	}
+	limit := markAhead * r.cfg.BatchSize
+	if fast {
+		// The hand-over lane may run one batch past the read lane's
+		// bound: it does not wait behind the marks of a backlog's batches
+		// to go on to the next time-critical row.
+		limit += r.cfg.BatchSize
+	}
 	ticket := rn.marks.push(&markJob{token: token, out: out, size: len(recs), hctx: hctx, start: start, failErr: failErr},
-		markAhead*r.cfg.BatchSize)
+		limit)
 	if !fast {
 		rn.readTicket = ticket
 	}
@@ -185,6 +163,10 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 				res.more = true // rows of other aggregates may wait behind these
 				continue
 			}
+			if rec.Bad != nil {
+				rn.deadBadRow(rec, out, held, res)
+				continue
+			}
 			live = append(live, rec)
 			msgs = append(msgs, toMessage(rec))
 		}
@@ -218,12 +200,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 		}
 		rn.mu.Lock()
 		if ok == 0 && !stopping && rn.isOutage(errs) {
-			if !rn.inOutage {
-				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: broker outage; backing off",
-					"owner", r.cfg.Owner, "err", errs[0])
-				rn.inOutage = true
-			}
-			rn.trouble = nextTroubleDelay(rn.trouble, r.cfg.PollInterval)
+			rn.outageWave(ctx, errs[0]) // outage.go
 			rn.mu.Unlock()
 			out.outage = true
 			res.outage = true
@@ -233,9 +210,8 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 		if ok > 0 {
 			rn.lastAckAt = ackAt
 		}
-		if ok > 0 && rn.inOutage {
-			rn.inOutage = false
-			r.cfg.Logger.InfoContext(ctx, "jitoutbox relay: broker recovered", "owner", r.cfg.Owner)
+		if rn.inOutage && !stopping && answered(errs) {
+			rn.endOutage(ctx)
 		}
 		rn.mu.Unlock()
 		for i, rec := range live {
@@ -261,6 +237,15 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 				out.skipped++
 				continue
 			}
+			if IsUnavailable(err) && !IsPermanent(err) {
+				// The broker could not take this message while it took
+				// others (a stream without a leader): it stays pending,
+				// no attempt spent, and is tried again soon.
+				out.skipped++
+				res.unavailable = true
+				res.retryNoLaterThan(ackAt.Add(rn.outageLimit()))
+				continue
+			}
 			attempt := rec.Attempts + 1
 			f := dialects.Failure{Seq: rec.Seq, Partition: rec.Partition, AggregateType: rec.AggregateType,
 				AggregateID: rec.AggregateID, Error: errorText(err), Block: true}
@@ -282,6 +267,27 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 		}
 	}
 	return out, held
+}
+
+// deadBadRow dead-letters a row that the read could not decode
+// (dialects.RowError): it is never published and never retried (no attempt
+// could decode it), and its aggregate is held, as behind any dead row, so
+// that its later rows wait (or flow, with ReleaseOnDead). It is reached
+// only at its wave, once the earlier rows of its aggregate in the batch
+// were published: a failed earlier row holds the aggregate first, and the
+// bad row then stays pending behind it.
+func (rn *run) deadBadRow(rec *dialects.Record, out *batchOutcome, held map[string]bool, res *cycleResult) {
+	r := rn.r
+	now := r.cfg.Clock()
+	held[aggKey(rec)] = true
+	f := dialects.Failure{Seq: rec.Seq, Partition: rec.Partition, AggregateType: rec.AggregateType,
+		AggregateID: rec.AggregateID, Error: errorText(rec.Bad), NextAttemptAt: now, Dead: true, Block: !r.cfg.ReleaseOnDead}
+	dm := toMessage(rec)
+	dm.Dead = &DeadInfo{Error: f.Error, Attempts: dm.Attempt, At: now}
+	out.failures = append(out.failures, f)
+	out.deadMsgs = append(out.deadMsgs, dm)
+	out.deadErrs = append(out.deadErrs, rec.Bad)
+	res.more = true // the aggregate's later rows: blocked, or released
 }
 
 // leaseEnding reports whether ownership (lease dialects) could end before
@@ -340,16 +346,7 @@ func (rn *run) writeMark(ctx context.Context, token string, published, unblock [
 func (rn *run) writeFailures(ctx, hctx context.Context, token string, out *batchOutcome) error {
 	r := rn.r
 	if len(out.deadMsgs) > 0 && r.cfg.DeadLetter != nil {
-		errs := make([]error, len(out.deadMsgs))
-		pctx, pcancel := context.WithTimeout(context.WithoutCancel(hctx), r.cfg.PublishTimeout)
-		r.cfg.DeadLetter.Publish(pctx, out.deadMsgs, errs)
-		pcancel()
-		for i, err := range errs {
-			if err != nil {
-				r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: dead-letter publish failed",
-					"owner", r.cfg.Owner, "event_id", out.deadMsgs[i].ID, "err", err)
-			}
-		}
+		rn.publishDead(ctx, hctx, out)
 	}
 	if len(out.failures) == 0 {
 		return nil
@@ -371,4 +368,53 @@ func (rn *run) writeFailures(ctx, hctx context.Context, token string, out *batch
 		}
 	}
 	return nil
+}
+
+// publishDead publishes dead events to the dead-letter publisher. A
+// failure is logged, and the event is dead all the same, unless the
+// dead-letter publisher was unavailable (IsUnavailable): the event then
+// stays pending, nothing is written for it, and the relay backs off as in
+// an outage (outage.go), so that it is dead-lettered, with its copy, once
+// the destination is back.
+func (rn *run) publishDead(ctx, hctx context.Context, out *batchOutcome) {
+	r := rn.r
+	errs := make([]error, len(out.deadMsgs))
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(hctx), r.cfg.PublishTimeout)
+	r.cfg.DeadLetter.Publish(pctx, out.deadMsgs, errs)
+	pcancel()
+	var later map[int64]bool // seqs left pending
+	var lastErr error
+	msgs, dErrs := out.deadMsgs[:0], out.deadErrs[:0]
+	for i, err := range errs {
+		if err != nil && IsUnavailable(err) && !IsPermanent(err) {
+			if later == nil {
+				later = make(map[int64]bool)
+			}
+			later[out.deadMsgs[i].Seq] = true
+			lastErr = err
+			continue
+		}
+		if err != nil {
+			r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: dead-letter publish failed",
+				"owner", r.cfg.Owner, "event_id", out.deadMsgs[i].ID, "err", err)
+		}
+		msgs, dErrs = append(msgs, out.deadMsgs[i]), append(dErrs, out.deadErrs[i])
+	}
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if later == nil {
+		rn.deadLetterAvailable(ctx)
+		return
+	}
+	rn.deadLetterUnavailable(ctx, lastErr)
+	out.deadMsgs, out.deadErrs = msgs, dErrs
+	fails := out.failures[:0]
+	for _, f := range out.failures {
+		if !later[f.Seq] {
+			fails = append(fails, f)
+		}
+	}
+	out.failures = fails
+	out.skipped += len(later)
+	out.outage = true
 }

@@ -82,7 +82,8 @@ type Config struct {
 	PublishTimeout time.Duration
 
 	// MaxAttempts is the number of publish attempts after which a failing
-	// event is dead-lettered. Default 10.
+	// event is dead-lettered. A failure because the broker was unavailable
+	// (IsUnavailable) is not an attempt. Default 10.
 	MaxAttempts int
 
 	// Backoff returns the delay before the next attempt of an event that has

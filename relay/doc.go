@@ -35,7 +35,7 @@
 // # Cycles
 //
 // The publish loop runs a cycle at once on a hand-over or a wake from
-// Config.Sources, within Config.LazyDelay of a lazy wake (an ordinary
+// Config.Sources (after the critical read below), within Config.LazyDelay of a lazy wake (an ordinary
 // commit), when a retry comes due, when the relay takes partitions, after
 // Config.PollInterval without any other cycle, and again at once while
 // batches come back full. Wakes arriving during a cycle cause at most one
@@ -45,8 +45,16 @@
 // time-critical transactions of this process hand over at commit
 // (txoutbox.WithRelay: rows of partitions the relay owns, with no earlier
 // event of their aggregate pending), with no read at all, so that a
-// time-critical event never waits behind a batch of ordinary ones. The
-// lanes leave each other's aggregates in flight alone. Each batch is published in
+// time-critical event never waits behind a batch of ordinary ones. On a
+// wake from Config.Sources (a time-critical commit in another process) and
+// when a hand-over asks for a read, the hand-over lane first runs a
+// critical read (dialects.Dialect.ReadCritical: the owned partitions'
+// time-critical rows with no earlier pending row and no block of their
+// aggregate) and publishes what it returns the same way, then wakes the
+// publish loop, so that a time-critical event of another process does not
+// wait behind a backlog the loop is draining either; one behind an earlier
+// pending event of its own aggregate waits for it. The lanes leave each
+// other's aggregates in flight alone. Each batch is published in
 // waves: wave k holds the k-th event of each aggregate in the batch, so a
 // Publisher never sees two events of one aggregate in one call. When an
 // event fails, the later events of its aggregate wait.
@@ -70,13 +78,36 @@
 // operator requeues it (it is then published first) or skips it, unless
 // Config.ReleaseOnDead lets the later events flow at once.
 //
-// A wave in which every message failed with a retryable error is treated as
-// a broker outage when it held two or more messages, every error was a
-// timeout, or the relay is already in an outage: then nothing is counted as
-// an attempt, the unpublished rows of the batch stay pending, and the relay
-// backs off exponentially (100ms doubling up to PollInterval) before its next
-// read, logging once when the outage starts and once when it ends. Database
-// errors back off the same way and are logged at most once a minute.
+// A row the read could not decode (Record.Bad, a dialects.RowError: headers
+// that are not a JSON object of strings, a time that does not parse, ...)
+// is dead-lettered at once, without a publish attempt, with a last error
+// naming the column and the problem ("bad row: column headers: ..."); its
+// aggregate is blocked as behind any dead event, DeadLetter and the
+// DeadLetterHook see it with the fields that could be decoded, and the
+// other rows of the batch flow.
+//
+// A publisher reports a broker that cannot take messages now (not
+// connected, connection refused or lost, no stream leader, an
+// acknowledgement that never came) with an error for which IsUnavailable
+// reports true. Such an error never spends an attempt: the event stays
+// pending. A wave in which nothing was acknowledged and every message
+// failed that way is a broker outage, whatever its size: the unpublished
+// rows of the batch stay pending, no retry is scheduled, the hand-over lane
+// leaves its rows to the read lane, and the read lane probes the broker
+// again after a back-off of 100ms doubling up to 1s (or PollInterval, if
+// smaller), so that every pending row goes within about a second of the
+// broker's return. The relay logs the outage once when it starts (with the
+// error) and once when it ends (with its length and the number of probes);
+// BatchEndInfo.Outage reports it. In a wave that is not an outage, the
+// unavailable messages stay pending without an attempt and are tried again
+// within that second, while the others' errors count. A lone plain timeout
+// (context.DeadlineExceeded, not marked unavailable, from a publisher that
+// does not classify its errors) counts as an outage only if the broker has
+// acknowledged nothing within two publish timeouts, so that an event the
+// broker never answers is still dead-lettered. When the dead-letter
+// publisher is unavailable, the event stays pending (not dead) until it is
+// back. Database errors back off the same way (up to PollInterval) and are
+// logged at most once a minute.
 //
 // # Stopping
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
 // hookRecorder implements Hooks, PublishedHook and DeadLetterHook.
@@ -221,7 +222,7 @@ func TestBrokerOutage(t *testing.T) {
 				mu.Lock()
 				outageCalls++
 				mu.Unlock()
-				return errors.New("nats: no servers available for connection")
+				return Unavailable(errors.New("nats: no servers available for connection"))
 			}
 		})
 		cfg := testConfig("r1")
@@ -434,6 +435,25 @@ func TestLoneTimeoutIsNotAnOutageWhileBrokerAcks(t *testing.T) {
 		waitFor(t, 20*time.Second, "the never-acked event dead-lettered", func() bool { return e.stats(t).Dead == 1 })
 		if got := rec.published(); got != 3 {
 			t.Errorf("published %d, want the 3 healthy events", got)
+		}
+		rec.check(t)
+	})
+}
+
+// A handed-over event whose publish fails with a retryable error is
+// published again at its retry time, not at the next poll: the hand-over
+// lane posts the retry time to the read lane, which owns the schedule
+// (PollInterval is an hour here).
+func TestHandedOverRetryIsScheduled(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		p := newStepPublisher(rec)
+		p.fail["x"] = errors.New("broker hiccup")
+		_, ob, _ := startHandingOver(t, e, p, testConfig("r1"))
+		commit(t, ob, "x", 0, 1, false, txoutbox.TimeCritical())
+		waitFor(t, 10*time.Second, "x/0 published on its retry", func() bool { return rec.published() == 1 })
+		if a := e.maxAttempts(t); a != 1 {
+			t.Errorf("max attempts %d, want 1 (one failure, then published)", a)
 		}
 		rec.check(t)
 	})

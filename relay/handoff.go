@@ -57,6 +57,17 @@ func (h *handoff) setOwned(parts []int) {
 	}
 }
 
+// ownedList returns the partitions below n the relay publishes now.
+func (h *handoff) ownedList(n int) []int {
+	var out []int
+	for p := range min(n, dialects.MaxPartitions) {
+		if h.owns(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func (h *handoff) owns(p int) bool {
 	if p < 0 || p >= dialects.MaxPartitions {
 		return false

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -22,7 +23,6 @@ import (
 type env struct {
 	db    *sql.DB
 	d     dialects.Dialect
-	ids   *uuid7.Generator
 	parts int // the table's partition count
 }
 
@@ -49,7 +49,7 @@ func openEnv(t *testing.T, tgt testdb.Target) env {
 	if err != nil {
 		t.Fatalf("partitions: %v", err)
 	}
-	return env{db: db, d: d, ids: &uuid7.Generator{}, parts: parts}
+	return env{db: db, d: d, parts: parts}
 }
 
 func sqliteEnv(t *testing.T) env { return openEnv(t, testdb.Targets()[0]) }
@@ -60,7 +60,7 @@ func (e env) events(agg string, from, n int) []dialects.Event {
 	for i := range evs {
 		now := time.Now().UTC()
 		evs[i] = dialects.Event{
-			ID:            e.ids.New(now).String(),
+			ID:            uuid.Must(uuid.NewV7()).String(),
 			AggregateType: "order",
 			AggregateID:   agg,
 			EventType:     "order.changed",

@@ -17,7 +17,6 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -425,7 +424,7 @@ func TestRunWaitsForTheDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := env{db: mdb, d: d, ids: &uuid7.Generator{}, parts: parts}
+	e := env{db: mdb, d: d, parts: parts}
 	e.insert(t, e.events("a", 0, 2))
 	waitFor(t, 30*time.Second, "published after the database came", func() bool { return rec.published() == 2 })
 }

@@ -24,7 +24,7 @@ type PreflightInfo struct {
 
 // Preflighter is an optional interface of a Publisher. When the publisher
 // given to New implements it, Run calls Preflight once as it starts, in the
-// background (it does not delay the first claim), with a context bounded by
+// background (it does not delay the first read or publish), with a context bounded by
 // PublishTimeout. Preflight checks what it can about the broker's
 // configuration (for example, whether a stream can keep the at-least-once
 // guarantee) and logs warnings to info.Logger. An error it returns is logged

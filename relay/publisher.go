@@ -64,7 +64,10 @@ type DeadInfo struct {
 // it could not confirm.
 //
 // Errors are classified by behaviour: an error for which IsPermanent reports
-// true dead-letters the event at once; any other error is retried with backoff.
+// true dead-letters the event at once; an error for which IsUnavailable
+// reports true (the broker cannot take messages now) leaves the event
+// pending without spending an attempt; any other error is retried with
+// backoff.
 // Implementations for RabbitMQ, Kafka and others fit the same shape.
 type Publisher interface {
 	Publish(ctx context.Context, batch []Message, errs []error)
@@ -108,4 +111,42 @@ func IsPermanent(err error) bool {
 	}
 	var p interface{ Permanent() bool }
 	return errors.As(err, &p) && p.Permanent()
+}
+
+// ErrUnavailable marks a publish error that says the broker cannot take
+// messages now (not connected, connection refused or lost, no stream
+// leader, a broker restarting, an acknowledgement that never came): not a
+// fault of the message. The relay spends no attempt on it: the event stays
+// pending, and a wave whose every failure is ErrUnavailable is a broker
+// outage (see the package documentation). Wrap it, or return an error
+// implementing interface{ Unavailable() bool }.
+var ErrUnavailable = errors.New("jitoutbox: broker unavailable")
+
+// Unavailable wraps err so that IsUnavailable reports true.
+func Unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unavailableError{err: err}
+}
+
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string     { return e.err.Error() }
+func (e *unavailableError) Unwrap() []error   { return []error{e.err, ErrUnavailable} }
+func (e *unavailableError) Unavailable() bool { return true }
+
+// IsUnavailable reports whether err, or any error it wraps, says the broker
+// is unavailable: it is ErrUnavailable or implements
+// interface{ Unavailable() bool } returning true. An error that is also
+// permanent (IsPermanent) is permanent: the relay checks that first.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrUnavailable) {
+		return true
+	}
+	var u interface{ Unavailable() bool }
+	return errors.As(err, &u) && u.Unavailable()
 }

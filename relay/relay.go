@@ -97,7 +97,10 @@ func (r *Relay) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("relay: listen on Sources[%d]: %w", i, err)
 		}
-		forward(ctx, &wg, ch, rn.wakes.urgent)
+		// An urgent wake goes to the hand-over lane: its critical read
+		// publishes the time-critical rows first, then it wakes the read
+		// lane (lanes.go).
+		forward(ctx, &wg, ch, rn.wakes.critical)
 		if ls, ok := s.(lazySource); ok {
 			lch, err := ls.ListenLazy(ctx)
 			if err != nil {

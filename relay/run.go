@@ -28,11 +28,18 @@ type run struct {
 	r     *Relay
 	wakes struct {
 		urgent, lazy, handoff chan struct{}
+		// critical asks the hand-over lane for a critical read (lanes.go):
+		// an urgent wake from a Source, or a hand-over that asks for a
+		// read. Buffer of one: at most one read in flight and one queued.
+		critical chan struct{}
 	}
-	own      *owner
-	marks    *markQueue
-	updates  chan ownUpdate
-	loopDone chan struct{}
+	own   *owner
+	marks *markQueue
+	// fastRetries carries the retry times of the hand-over lane's failures
+	// to the read lane, which owns the retry schedule.
+	fastRetries retryBox
+	updates     chan ownUpdate
+	loopDone    chan struct{}
 
 	// Read lane state, touched only by the publish loop's goroutine.
 	active     []int  // partitions published now, sorted
@@ -44,9 +51,10 @@ type run struct {
 	validUntil atomic.Int64 // lease dialects: ownership certain until then (unix ns; 0: no limit)
 	lastBatch  atomic.Int64 // when the last batch started (unix ns), for the owner's busy checks
 
-	// fastBatch is held by the hand-over lane while its batch is in flight;
-	// apply takes it, so that ownership changes wait for that batch too.
-	fastBatch sync.Mutex
+	// fastBatch is held for reading by each hand-over batch while it is
+	// taken and in flight (lanes.go); apply takes it for writing, so that
+	// ownership changes wait for every such batch.
+	fastBatch sync.RWMutex
 
 	// Shared by the read lane (the publish loop) and the hand-over lane.
 	mu        sync.Mutex
@@ -61,14 +69,28 @@ type run struct {
 	// readWaiting: the read lane left rows of fastAggs alone; wake it when
 	// they are released.
 	readWaiting bool
+	// critWatch is set while a critical read's rows wait for takeFast:
+	// the aggregates of read-lane batches that end meanwhile go to
+	// critEnded (lanes.go says why).
+	critWatch bool
+	critEnded map[string]bool
+
+	// outageSince and outageProbes describe the broker outage in progress
+	// (outage.go); dlUnavailable: the dead-letter publisher was unavailable.
+	outageSince   time.Time
+	outageProbes  int
+	dlUnavailable bool
 }
 
 func newRun(r *Relay, parts int) *run {
 	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}), marks: newMarkQueue(),
-		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool)}
+		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool),
+		critEnded: make(map[string]bool)}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
+	rn.wakes.critical = make(chan struct{}, 1)
+	rn.fastRetries.wake = make(chan struct{}, 1)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
 		changeSig:  make(chan struct{}, 1),
 		validUntil: &rn.validUntil, lastBatch: &rn.lastBatch}
@@ -79,7 +101,7 @@ func newRun(r *Relay, parts int) *run {
 type cycleResult struct {
 	claimed   int
 	published int
-	// outage: a wave failed entirely with retryable errors; dbErr: a
+	// outage: a wave found the broker unavailable (outage.go); dbErr: a
 	// database call failed. Either sets trouble: back off before the next
 	// read.
 	outage  bool
@@ -88,6 +110,9 @@ type cycleResult struct {
 	// more asks for another cycle at once (a full batch, or rows held
 	// behind a failure that others may follow).
 	more bool
+	// unavailable: rows the broker could not take (IsUnavailable) in a
+	// wave that was not an outage were left pending, due at retryAt.
+	unavailable bool
 	// retryAt is when rows this cycle scheduled become due (zero if none).
 	retryAt time.Time
 }
@@ -167,6 +192,9 @@ func (rn *run) loop(ctx context.Context) {
 		if !res.retryAt.IsZero() {
 			retries.add(res.retryAt)
 		}
+		for _, t := range rn.fastRetries.take() {
+			retries.add(t)
+		}
 		if next, ok := retries.next(cfg.Clock()); ok {
 			retry.Reset(next)
 		}
@@ -216,6 +244,13 @@ func (rn *run) loop(ctx context.Context) {
 				retries.due(cfg.Clock())
 				reason = reasonRetry
 				break wait
+			case <-rn.fastRetries.wake:
+				for _, t := range rn.fastRetries.take() {
+					retries.add(t)
+				}
+				if next, ok := retries.next(cfg.Clock()); ok {
+					retry.Reset(next)
+				}
 			case <-lazyTimer.C:
 				lazyPending = false
 				reason = reasonLazy
@@ -426,6 +461,32 @@ func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
 		rn.trouble = 0
 	}
 	rn.mu.Unlock()
+}
+
+// retryBox is the hand-over lane's mailbox of retry times for the read
+// lane: add never blocks (the read lane may be busy with a backlog), and
+// the read lane takes the times into its schedule between cycles.
+type retryBox struct {
+	mu    sync.Mutex
+	times []time.Time
+	wake  chan struct{}
+}
+
+// add posts t and wakes the read lane.
+func (b *retryBox) add(t time.Time) {
+	b.mu.Lock()
+	b.times = append(b.times, t)
+	b.mu.Unlock()
+	signal(b.wake)
+}
+
+// take returns, and forgets, the posted times.
+func (b *retryBox) take() []time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.times
+	b.times = nil
+	return t
 }
 
 // maxRetryTimes bounds the distinct retry times a relay remembers.

@@ -12,7 +12,7 @@ import (
 // Stats is a snapshot of a relay and its table.
 type Stats struct {
 	// Pending counts rows not yet published (the backlog, including rows
-	// leased or backing off), from the database.
+	// in a batch in flight or backing off), from the database.
 	Pending int64
 	// Dead counts dead-lettered rows in the table.
 	Dead int64
@@ -61,11 +61,17 @@ type Stats struct {
 	Retried uint64
 	// DeadLettered counts events this relay moved to the dead state.
 	DeadLettered uint64
-	// Released counts events this relay gave back without an attempt.
+	// Released counts events of this relay's batches left pending without
+	// an attempt (held behind a failed event of their aggregate, a broker
+	// outage, or shutdown).
 	Released uint64
-	// Cycles counts cycles run.
+	// Cycles counts the read lane's cycles: a cycle reads the owned
+	// partitions until a read comes back short.
 	Cycles uint64
-	// Claims counts non-empty claims (batches).
+	// Claims counts the read lane's non-empty reads of the owned
+	// partitions, that is, its batches (hand-over batches are not counted).
+	// The name is older than the partitioned relay, which reads rows
+	// without claiming them.
 	Claims uint64
 
 	// Critical and Ordinary summarise the commit-to-ack latency (CreatedAt

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
@@ -70,9 +72,14 @@ func (b *buffer) add(ctx context.Context, ev Event) (string, error) {
 		}
 	}
 	// Id and time are taken under the lock so that registration order,
-	// buffer order and id order agree.
+	// buffer order and id order agree (NewV7's ids increase within the
+	// process, also within one millisecond).
+	id, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("txoutbox: add: event id: %w", err)
+	}
 	now := b.ob.cfg.clock()
-	stored.ID = b.ob.ids.New(now).String()
+	stored.ID = id.String()
 	stored.CreatedAt = now.UTC().Truncate(time.Microsecond)
 	b.events = append(b.events, stored)
 	if k := stored.IdempotencyKey; k != "" {

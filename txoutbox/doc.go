@@ -18,7 +18,9 @@
 //
 // A *Tx offers the method set of *sql.Tx (by delegation; the underlying
 // *sql.Tx of a Begin is never exposed, so it cannot be committed behind the
-// outbox's back). Add validates the event, assigns its id (a UUIDv7) and
+// outbox's back). Add validates the event (names, headers, the payload's and
+// the headers' size: a refused event returns a *ValidationError, nothing is
+// buffered and the transaction stays usable), assigns its id (a UUIDv7) and
 // creation time and buffers it in memory; nothing is sent to the database until Commit,
 // which writes all buffered events with the dialect's multi-row INSERT right
 // before COMMIT. A transaction without events costs no extra statement. If
@@ -31,9 +33,10 @@
 //
 // A transaction is time-critical when it was begun with TimeCritical() or
 // when any of its events has Event.TimeCritical set. After such a transaction
-// commits successfully, the configured notify.Notifier is told exactly once
-// (see notify.EventNotifier for the variant that also receives the event ids), so a
-// relay can publish at once instead of at its next poll. Nothing is notified
+// commits successfully, the relay wired with WithRelay is handed the rows of
+// the partitions it owns, in memory, and the Notifier of WithNotifier is
+// told exactly once for the other partitions' relays, so a relay can publish
+// at once instead of at its next poll. Nothing is handed over or notified
 // after a rollback, a failed flush or a failed commit.
 //
 // The sqlx flavour (NewX, OutboxX, TxX) offers the same over *sqlx.DB and the

@@ -15,6 +15,10 @@ var (
 	// ErrPayloadTooLarge matches the *ValidationError returned by Add when
 	// the payload exceeds the configured maximum (see WithMaxPayload).
 	ErrPayloadTooLarge = errors.New("txoutbox: payload too large")
+	// ErrHeadersTooLarge matches the *ValidationError returned by Add when
+	// an event's headers (names and values, with those set by header
+	// injectors) exceed MaxHeaderBytes.
+	ErrHeadersTooLarge = errors.New("txoutbox: headers too large")
 	// ErrFlush matches the error Commit returns when the buffered events
 	// could not be written; the transaction has then been rolled back.
 	ErrFlush = errors.New("txoutbox: flush failed")
@@ -38,9 +42,9 @@ var (
 
 // ValidationError describes why Add refused an event. Nothing is buffered
 // and the transaction stays usable. It matches ErrInvalidEvent, and also
-// ErrPayloadTooLarge when the payload was too large, and
-// ErrDuplicateIdempotencyKey when the key was already given to another
-// event of the transaction.
+// ErrPayloadTooLarge when the payload was too large, ErrHeadersTooLarge
+// when the headers were, and ErrDuplicateIdempotencyKey when the key was
+// already given to another event of the transaction.
 type ValidationError struct {
 	// Field names the offending field, e.g. "AggregateID" or
 	// `Headers["X-Trace"]`.
@@ -48,8 +52,9 @@ type ValidationError struct {
 	// Reason says what is wrong with it.
 	Reason string
 
-	tooLarge  bool
-	duplicate bool
+	tooLarge        bool
+	headersTooLarge bool
+	duplicate       bool
 }
 
 // Error implements error.
@@ -58,9 +63,11 @@ func (e *ValidationError) Error() string {
 }
 
 // Is reports whether target is ErrInvalidEvent (or ErrPayloadTooLarge for an
-// oversized payload, ErrDuplicateIdempotencyKey for a key used twice).
+// oversized payload, ErrHeadersTooLarge for oversized headers,
+// ErrDuplicateIdempotencyKey for a key used twice).
 func (e *ValidationError) Is(target error) bool {
 	return target == ErrInvalidEvent || (e.tooLarge && target == ErrPayloadTooLarge) ||
+		(e.headersTooLarge && target == ErrHeadersTooLarge) ||
 		(e.duplicate && target == ErrDuplicateIdempotencyKey)
 }
 

@@ -34,6 +34,7 @@ type Event struct {
 	// non-empty printable ASCII without space or colon and must not start
 	// with the reserved prefixes "Jitoutbox-" or "Nats-" (case-insensitive);
 	// values must be valid UTF-8 without control characters other than tab.
+	// Names and values together may hold at most MaxHeaderBytes bytes.
 	// Add copies the map.
 	Headers map[string]string
 	// IdempotencyKey is an optional caller-chosen key (at most 255 bytes)

@@ -113,6 +113,9 @@ func (d *fakeDialect) OpenSession(context.Context, *sql.DB, string, time.Duratio
 func (d *fakeDialect) Read(context.Context, *sql.DB, dialects.ReadRequest) (dialects.ReadResult, error) {
 	return dialects.ReadResult{}, errNotImplemented
 }
+func (d *fakeDialect) ReadCritical(context.Context, *sql.DB, dialects.CriticalRequest) ([]dialects.Record, error) {
+	return nil, errNotImplemented
+}
 func (d *fakeDialect) Mark(context.Context, *sql.DB, dialects.Mark) (int64, error) {
 	return 0, errNotImplemented
 }

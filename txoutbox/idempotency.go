@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
+	"github.com/google/uuid"
 )
 
 // idempotencyDomain separates these hashes from any other use of SHA-256.
@@ -28,7 +28,7 @@ func IdempotencyKey(parts ...string) string {
 		h.Write(n[:binary.PutUvarint(n[:], uint64(len(p)))])
 		h.Write([]byte(p))
 	}
-	var u uuid7.UUID
+	var u uuid.UUID
 	copy(u[:], h.Sum(nil))
 	u[6] = u[6]&0x0f | 0x80 // version 8
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant

@@ -24,6 +24,10 @@ func (o *Outbox) injectHeaders(ctx context.Context, ev *dialects.Event) *Validat
 			return err
 		}
 	}
+	if err := checkHeaderSize(ev.Headers); err != nil {
+		err.Reason += " (with the headers set by header injectors)"
+		return err
+	}
 	if len(ev.Headers) == 0 {
 		ev.Headers = nil
 	}

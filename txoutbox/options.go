@@ -78,8 +78,9 @@ func WithMaxPayload(n int) Option {
 	}
 }
 
-// WithClock sets the clock used for event creation times and ids (default
-// time.Now). now must not be nil.
+// WithClock sets the clock used for event creation times (default
+// time.Now). Event ids are UUIDv7 from github.com/google/uuid's NewV7,
+// which reads the wall clock. now must not be nil.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {

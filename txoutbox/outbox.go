@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 )
 
 // Outbox begins transactions that capture events. It is safe for concurrent
@@ -16,7 +15,6 @@ type Outbox struct {
 	db      *sql.DB
 	dialect dialects.Dialect
 	cfg     config
-	ids     uuid7.Generator
 	parts   atomic.Int64 // the table's partition count, once read
 }
 

@@ -12,6 +12,16 @@ import (
 // ContentType or IdempotencyKey accepted, in bytes.
 const MaxNameLen = 255
 
+// MaxHeaderBytes is the most bytes an event's headers may hold, names and
+// values added up (64 KiB). Brokers carry headers apart from the payload,
+// under limits of their own: RabbitMQ sends them in the message's content
+// header frame, which must fit in one frame (frame_max, 128 KiB by
+// default), with the properties the relay sets itself; NATS and Kafka
+// count them in the message size (1 MiB and 1 MB by default). Headers are
+// metadata (trace context, a tenant, a schema version); a bound checked at
+// Add gives the error to the code that made it, not a dead letter later.
+const MaxHeaderBytes = 64 << 10
+
 // Reserved header name prefixes (compared case-insensitively): jitoutbox and
 // NATS set these headers themselves.
 var reservedHeaderPrefixes = []string{"jitoutbox-", "nats-"}
@@ -46,6 +56,21 @@ func validate(ev *Event, maxPayload int) *ValidationError {
 		if err := checkHeader(k, v); err != nil {
 			return err
 		}
+	}
+	return checkHeaderSize(ev.Headers)
+}
+
+// checkHeaderSize checks that the headers' names and values add up to at
+// most MaxHeaderBytes.
+func checkHeaderSize(h map[string]string) *ValidationError {
+	n := 0
+	for k, v := range h {
+		n += len(k) + len(v)
+	}
+	if n > MaxHeaderBytes {
+		e := invalid("Headers", "%d bytes of names and values exceeds the maximum of %d", n, MaxHeaderBytes)
+		e.headersTooLarge = true
+		return e
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 type brokerConn struct {
 	pub  relay.Publisher
 	dead relay.Publisher // nil without -dead-letter
+	// ready is the broker's readiness check (see readyChecks).
+	ready check
 	// closers run in reverse order by close.
 	closers []func()
 }
@@ -34,8 +36,10 @@ func openBroker(ctx context.Context, cfg config, nc natsConn, log *slog.Logger) 
 	switch cfg.broker {
 	case brokerNATS:
 		b.pub, b.dead, err = newNATSPublishers(ctx, cfg, nc, log)
+		b.ready = natsReady(nc)
 	case brokerRabbitMQ:
 		err = b.openRabbitMQ(cfg, log)
+		b.ready = rabbitReady(cfg.amqpURL)
 	case brokerKafka:
 		err = b.openKafka(cfg)
 	}
@@ -83,6 +87,7 @@ func (b *brokerConn) openKafka(cfg config) error {
 		return fmt.Errorf("kafka client (-kafka): %w", err)
 	}
 	b.closers = append(b.closers, cl.Close)
+	b.ready = kafkaReady(cl)
 	popts := []kafkapub.Option{kafkapub.WithTopicPrefix(cfg.topicPrefix)}
 	if cfg.debezium {
 		popts = append(popts, kafkapub.Debezium())

@@ -104,6 +104,9 @@ type config struct {
 	owner           string
 	logLevel        slog.Level
 	logFormat       string
+
+	metricsAddr  string
+	metricsToken string
 }
 
 // needsNATS reports whether the relay connects to NATS: to publish there or
@@ -118,12 +121,12 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	fs := flag.NewFlagSet("jitoutbox-relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.dialect, "dialect", "postgres", "database: postgres, mysql or sqlite")
-	fs.StringVar(&c.dsn, "dsn", "", "database DSN (default $"+envPostgresDSN+", $"+envMySQLDSN+" or $"+envSQLiteDSN+" by -dialect); never logged")
+	fs.StringVar(&c.dsn, "dsn", "", "database DSN (default $"+envPostgresDSN+", $"+envMySQLDSN+" or $"+envSQLiteDSN+" by -dialect, when $JITOUTBOX_DSN and the -dsn-file are not set either); never logged")
 
 	fs.StringVar(&c.broker, "broker", brokerNATS, "where events go: nats, rabbitmq or kafka")
-	fs.StringVar(&c.natsURL, "nats", "", "NATS server URL(s), comma-separated (default $"+envNATSURL+" or "+defaultNATSURL+"); never logged")
-	fs.StringVar(&c.amqpURL, "amqp", "", "RabbitMQ URL for -broker rabbitmq (default $"+envAMQPURL+"); never logged")
-	kafka := fs.String("kafka", "", "Kafka seed brokers host:port, comma-separated, for -broker kafka (default $"+envKafkaBrokers+")")
+	fs.StringVar(&c.natsURL, "nats", "", "NATS server URL(s), comma-separated (default "+defaultNATSURL+"); never logged")
+	fs.StringVar(&c.amqpURL, "amqp", "", "RabbitMQ URL for -broker rabbitmq; never logged")
+	kafka := fs.String("kafka", "", "Kafka seed brokers host:port, comma-separated, for -broker kafka")
 	fs.StringVar(&c.deadLetter, "dead-letter", "", "also publish dead-lettered events, with their Jitoutbox-Dead-* headers, to this NATS subject, RabbitMQ exchange or Kafka topic (default: none)")
 	fs.BoolVar(&c.debezium, "debezium", false, "Debezium outbox event router shape (nats, kafka): outbox.event.<aggregate_type>, headers id and eventType")
 
@@ -151,13 +154,34 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	fs.StringVar(&c.owner, "owner", "", "relay name in the relays table and logs, unique per relay (default <host>-<pid>-<random>)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "json", "json or text")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics (Prometheus), /healthz and /readyz on this address, e.g. :9090 (default: not served)")
+	fs.StringVar(&c.metricsToken, "metrics-token", "", fmt.Sprintf("bearer token /metrics requires, at least %d characters (default: none; /healthz and /readyz never need one); never logged", minTokenLen))
+	files := secretFileFlags(fs)
+	fs.VisitAll(func(f *flag.Flag) { f.Usage += " [$" + envName(f.Name) + "]" })
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of jitoutbox-relay:\n"+
+			"Each flag may be set by the environment variable shown with it; the command line wins.\n")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, flag.ErrHelp // -h: the usage is printed, exit 0
+		}
 		return c, errUsage // flag has printed the error and the usage
 	}
 	set := make(map[string]bool)
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if fs.NArg() > 0 {
 		return c, &flagError{Flag: "arguments", Reason: fmt.Sprintf("unexpected %q: the command takes flags only", fs.Args())}
+	}
+	if err := applyEnv(fs, set, env); err != nil {
+		return c, err
+	}
+	if err := files.read(fs); err != nil {
+		return c, err
+	}
+	if err := c.parseMetrics(); err != nil {
+		return c, err
 	}
 	if err := c.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		return c, flagErrorf("-log-level", "%q: use debug, info, warn or error", *level)

@@ -94,3 +94,16 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestDriverLoggerRedacts: a driver complaint that quotes the DSN (drivers
+// print what they were given) goes through the relay's logger, which hides
+// the password.
+func TestDriverLoggerRedacts(t *testing.T) {
+	const dsn = `root:SECRET%zz#"@tcp(db:3306)/app`
+	var buf bytes.Buffer
+	var l gomysql.Logger = driverLogger{log: newLogger(config{dsn: dsn}, &buf), driver: "mysql"}
+	l.Print("invalid DSN ", dsn, ": closing bad idle connection")
+	if out := buf.String(); strings.Contains(out, "SECRET") || !strings.Contains(out, "closing bad idle connection") {
+		t.Fatalf("driver line: %s", out)
+	}
+}

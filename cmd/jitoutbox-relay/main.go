@@ -32,9 +32,37 @@
 //	-lease, -publish-timeout         SQLite ownership lease (default 60s), bound on one publish (10s)
 //	-rebalance                       how often partitions are rebalanced among relays (default 30s)
 //	-batch, -poll, -table, -migrate, -delete-on-publish, -owner, -log-level, -log-format
+//	-metrics-addr ADDR               serve /metrics, /healthz and /readyz (default: not served)
+//	-metrics-token T                 bearer token /metrics requires (default: none)
 //
-// A bad flag or combination exits with status 2 and names the flag. The
-// DSN and broker URLs are never logged (they carry passwords). SIGINT or
+// With -metrics-addr the relay serves, from its start:
+//
+//	/metrics  Prometheus text: jitotel's instruments (otel/), the series the
+//	          alert rules and dashboard in deploy/ query
+//	/healthz  200 while the process runs (a liveness probe)
+//	/readyz   200 when the database answers with the schema at this
+//	          version, the relay has a live session on the table (it owns
+//	          partitions or takes part in the rebalance), and the broker is
+//	          connected; else 503 and the failing checks, one a line
+//
+// The endpoints only read and print no secret, so a non-loopback address
+// needs no token (Prometheus and the kubelet reach it from other hosts);
+// -metrics-token guards /metrics with a bearer token, the probes stay open.
+//
+// Every flag can also be set by an environment variable, named in -h:
+// JITOUTBOX_ and the flag's name in capitals with '_' for '-'
+// (JITOUTBOX_DSN, JITOUTBOX_METRICS_ADDR), except -nats, -amqp and -kafka,
+// which keep JITOUTBOX_NATS_URL, JITOUTBOX_AMQP_URL and
+// JITOUTBOX_KAFKA_BROKERS. A flag on the command line wins over its
+// variable. The secrets (-dsn, -nats, -amqp, -metrics-token) can be read
+// from files instead, as Kubernetes mounts a Secret: -dsn-file and the
+// others (or their variables, JITOUTBOX_DSN_FILE ...), the file's trailing
+// newline trimmed.
+//
+// A bad flag or combination exits with status 2 and names the flag. No
+// secret (the DSN, the broker URLs, the token, and the passwords they
+// carry, even in a DSN that does not parse) is in any log line or error:
+// every line goes through a redacting handler. SIGINT or
 // SIGTERM stops the relay cleanly: the batch in flight is finished and
 // marked, and its partitions are free at once for the other relays.
 package main
@@ -42,6 +70,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -53,7 +82,7 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, flag.ErrHelp):
 	case errors.Is(err, errUsage):
 		if err != errUsage { // flag has already printed its own errors
 			fmt.Fprintln(os.Stderr, "jitoutbox-relay:", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/redact"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/notify/natsnotify"
 	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
@@ -25,14 +27,42 @@ import (
 
 // run is the whole command: it parses args (with env for the defaults),
 // relays until ctx ends and returns nil after a clean stop. Logs go to
-// stderr; stdout is kept for output a future subcommand may print.
+// stderr; stdout is kept for output a future subcommand may print. No
+// secret of the configuration (DSN, broker URLs, token) is in its logs or
+// in the error it returns, whatever the drivers put in theirs.
 func run(ctx context.Context, args []string, env func(string) string, stdout, stderr io.Writer) error {
 	_ = stdout
 	cfg, err := parseFlags(args, env, stderr)
-	if err != nil {
+	if err == nil {
+		err = relayUntilDone(ctx, cfg, stderr)
+	}
+	if err == nil || err == errUsage || err == flag.ErrHelp { // flag has printed the error or the usage
 		return err
 	}
+	return redact.Error(err, cfg.secrets()...)
+}
+
+// relayUntilDone runs the relay configured by cfg until ctx ends.
+func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
+
+	var (
+		obs   *observer
+		hooks relay.Hooks = batchLogger{log: log}
+	)
+	if cfg.metricsAddr != "" {
+		// Served from the start: /healthz answers while the relay waits
+		// for its database, /readyz says why it is not ready.
+		var err error
+		if obs, err = newObserver(ctx, cfg, log); err != nil {
+			return err
+		}
+		sctx, stopServing := context.WithCancel(ctx)
+		served := make(chan struct{})
+		go func() { defer close(served); obs.serve(sctx) }()
+		defer func() { stopServing(); <-served }()
+		hooks = metricHooks{batchLogger: batchLogger{log: log}, m: obs.metrics}
+	}
 
 	db, d, err := openDB(cfg, log)
 	if err != nil {
@@ -75,11 +105,19 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 		Sources:           sources,
 		DeleteOnPublish:   cfg.deleteOnPublish,
 		DeadLetter:        b.dead,
-		Hooks:             batchLogger{log: log},
+		Hooks:             hooks,
 		Logger:            log,
 	})
 	if err != nil {
 		return err
+	}
+	if obs != nil {
+		reg, err := obs.metrics.ObserveStats(r.Stats)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = reg.Unregister() }()
+		obs.ready.setChecks(readyChecks(db, d, r, b.ready), cfg.secrets())
 	}
 	// Addresses are not logged: URLs carry passwords.
 	log.Info("jitoutbox-relay starting", "owner", r.Owner(), "dialect", cfg.dialect, "table", d.Table(),
@@ -94,12 +132,15 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 	return nil
 }
 
+// newLogger returns the relay's logger on w, in cfg's format and level,
+// with cfg's secrets replaced in every line.
 func newLogger(cfg config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.logLevel}
+	var h slog.Handler = slog.NewJSONHandler(w, opts)
 	if cfg.logFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		h = slog.NewTextHandler(w, opts)
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(redactHandler{h: h, secrets: cfg.secrets()})
 }
 
 // openDB opens the database and its dialect. It does not connect: the relay

@@ -14,10 +14,18 @@ import (
 
 // migrate
 
-func migrateFlags(*flag.FlagSet) runner {
+func migrateFlags(fs *flag.FlagSet) runner {
+	plan := fs.Bool("plan", false, "list the migrations that would run, without running them")
+	verbose := fs.Bool("v", false, "with -plan: print each migration's SQL")
 	return runFunc(func(ctx context.Context, e *env, args []string) error {
 		if err := noArgs(args); err != nil {
 			return err
+		}
+		if *verbose && !*plan {
+			return fmt.Errorf("%w: -v goes with -plan", errUsage)
+		}
+		if *plan {
+			return migratePlan(ctx, e, *verbose)
 		}
 		if err := e.d.Migrate(ctx, e.db); err != nil {
 			return fmt.Errorf("migrate: %w", err)
@@ -46,7 +54,7 @@ func listFlags(fs *flag.FlagSet) runner {
 		if !ok {
 			return fmt.Errorf("%w: list needs -state pending|published|dead (got %q)", errUsage, *state)
 		}
-		rows, err := e.d.List(ctx, e.db, dialects.ListFilter{State: st, AggregateType: *aggType, AggregateID: *aggID,
+		rows, err := e.d.ListSummaries(ctx, e.db, dialects.ListFilter{State: st, AggregateType: *aggType, AggregateID: *aggID,
 			AfterSeq: *after, Limit: *limit})
 		if errors.Is(err, dialects.ErrInvalidListFilter) {
 			return fmt.Errorf("%w: %w", errUsage, err)
@@ -64,8 +72,14 @@ func listFlags(fs *flag.FlagSet) runner {
 		w := table(e.stdout)
 		fmt.Fprintln(w, "SEQ\tID\tAGGREGATE\tTYPE\tCREATED\tATTEMPTS\tLAST ERROR")
 		for _, r := range rows {
-			fmt.Fprintf(w, "%d\t%s\t%s/%s\t%s\t%s\t%d\t%s\n", r.Seq, r.ID, r.AggregateType, r.AggregateID, r.EventType,
-				shortTime(r.CreatedAt), r.Attempts, clip(r.LastError, 60))
+			// A bad row that is not dead yet (a bad partition: no relay
+			// reads it) shows its problem where a last error would be.
+			lastErr := r.LastError
+			if lastErr == "" {
+				lastErr = badText(&r)
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s/%s\t%s\t%s\t%d\t%s\n", r.Seq, safe(r.ID), safe(r.AggregateType), safe(r.AggregateID),
+				safe(r.EventType), shortTime(r.CreatedAt), r.Attempts, safe(clip(lastErr, 60)))
 		}
 		return w.Flush()
 	})
@@ -87,7 +101,7 @@ func showFlags(*flag.FlagSet) runner {
 			return writeJSON(e.stdout, ev)
 		}
 		w := table(e.stdout)
-		field := func(k, v string) { fmt.Fprintf(w, "%s\t%s\n", k, v) }
+		field := func(k, v string) { fmt.Fprintf(w, "%s\t%s\n", safe(k), safe(v)) }
 		field("id", ev.ID)
 		field("seq", fmt.Sprint(ev.Seq))
 		field("state", ev.State)
@@ -112,6 +126,10 @@ func showFlags(*flag.FlagSet) runner {
 		}
 		if ev.LastError != "" {
 			field("last error", ev.LastError)
+		}
+		if b := ev.Bad; b != nil {
+			field("bad row", "column "+b.Column+": "+b.Error)
+			field("bad column text", b.Raw)
 		}
 		field("payload ("+ev.PayloadEncoding+")", *ev.Payload)
 		return w.Flush()
@@ -146,7 +164,11 @@ func selectorFlags(fs *flag.FlagSet, verb string) func(args []string) dialects.R
 func requeueFlags(fs *flag.FlagSet) runner {
 	filter := selectorFlags(fs, "requeue")
 	return runFunc(func(ctx context.Context, e *env, args []string) error {
-		n, err := e.d.Requeue(ctx, e.db, filter(args), time.Now())
+		f := filter(args)
+		if id, ok := checkIDs(f.IDs); !ok {
+			return fmt.Errorf("%w: requeue: %q is not an event id (a UUID)", errUsage, id)
+		}
+		n, err := e.d.Requeue(ctx, e.db, f, time.Now())
 		if errors.Is(err, dialects.ErrInvalidRequeueFilter) {
 			return fmt.Errorf("%w: requeue needs exactly one of -id, -aggregate-type with -aggregate-id, or -all: %w", errUsage, err)
 		}
@@ -168,7 +190,11 @@ func requeueFlags(fs *flag.FlagSet) runner {
 func skipFlags(fs *flag.FlagSet) runner {
 	filter := selectorFlags(fs, "skip")
 	return runFunc(func(ctx context.Context, e *env, args []string) error {
-		n, err := e.d.Skip(ctx, e.db, filter(args))
+		f := filter(args)
+		if id, ok := checkIDs(f.IDs); !ok {
+			return fmt.Errorf("%w: skip: %q is not an event id (a UUID)", errUsage, id)
+		}
+		n, err := e.d.Skip(ctx, e.db, f)
 		if errors.Is(err, dialects.ErrInvalidRequeueFilter) {
 			return fmt.Errorf("%w: skip needs exactly one of -id, -aggregate-type with -aggregate-id, or -all: %w", errUsage, err)
 		}

@@ -15,7 +15,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -41,8 +43,13 @@ const (
 // <token>" or the session cookie that the login form (POST /login with the
 // token) sets; the cookie's value is derived from a per-process secret, so
 // a restart logs every browser out. Without a token the console answers
-// only on a loopback address, and only to requests whose Host is a loopback
-// name (a DNS-rebinding page cannot reach it).
+// only on a loopback address, only to requests whose Host is a loopback
+// name (a DNS-rebinding page cannot reach it), and to no request that a
+// proxy forwarded (a Forwarded, X-Forwarded-* or Via header: a reverse
+// proxy on the same machine would otherwise open it to its clients). Wrong
+// tokens are logged and limited per remote address (tokenLimiter); the
+// session cookie is Secure behind TLS, behind a proxy that says https, or
+// with -cookie-secure.
 //
 // Actions (POST /requeue, POST /skip) carry a CSRF token: a value derived
 // from the same per-process secret, written into every form (synchronizer
@@ -57,6 +64,10 @@ type console struct {
 	csrf    string // the CSRF token of this process
 	session string // the session cookie's value of this process
 	pages   map[string]*template.Template
+
+	now          func() time.Time // the limiter's clock
+	limits       *tokenLimiter    // wrong tokens per remote address
+	proxyLogOnce sync.Once        // the log line of the first proxied request refused
 }
 
 // newConsole builds the console on e's database and dialect.
@@ -66,7 +77,8 @@ func newConsole(e *env, o consoleOptions) (*console, error) {
 		return nil, fmt.Errorf("console secret: %w", err)
 	}
 	c := &console{db: e.db, d: e.d, opts: o, log: e.logger(), redact: e.redact,
-		csrf: derive(secret[:], "csrf"), session: derive(secret[:], "session")}
+		csrf: derive(secret[:], "csrf"), session: derive(secret[:], "session"),
+		now: time.Now, limits: newTokenLimiter()}
 	if c.redact == nil {
 		c.redact = func(err error) error { return err }
 	}
@@ -133,18 +145,35 @@ func (c *console) guard(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
+		if c.opts.token == "" && proxied(r) {
+			c.proxyLogOnce.Do(func() {
+				c.log.Warn("console: refused a request through a proxy (Forwarded, X-Forwarded-* or Via header): "+
+					"behind a proxy the console needs a token", "remote", r.RemoteAddr)
+			})
+			http.Error(w, "outboxctl console: this request came through a proxy and the console has no token: "+
+				"start outboxctl serve with -token-file or "+consoleTokenEnv, http.StatusForbidden)
+			return
+		}
 		if c.opts.token == "" && !isLoopback(hostOnly(r.Host)) {
-			c.fail(w, r, http.StatusForbidden, "this console answers only to localhost: start it with -token to use it from elsewhere")
+			c.fail(w, r, http.StatusForbidden, "this console answers only to localhost: start it with -token-file or "+consoleTokenEnv+" to use it from elsewhere")
 			return
 		}
 		if r.Method == http.MethodPost {
 			r.Body = http.MaxBytesReader(w, r.Body, 1<<16)
+		}
+		if c.opts.token != "" && presentsToken(r) && c.limits.blocked(remoteHost(r), c.now()) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(wrongTokenEvery/time.Second)))
+			c.fail(w, r, http.StatusTooManyRequests, "too many wrong tokens from this address: wait and try again")
+			return
 		}
 		if r.URL.Path == "/login" || r.URL.Path == "/static/console.css" {
 			next.ServeHTTP(w, r)
 			return
 		}
 		if !c.authorized(r) {
+			if hasBearer(r) {
+				c.wrongToken(r, "Authorization header")
+			}
 			if r.Method == http.MethodGet {
 				c.render(w, r, http.StatusUnauthorized, "login", "Log in", nil)
 				return
@@ -174,6 +203,26 @@ func (c *console) authorized(r *http.Request) bool {
 		return hmac.Equal([]byte(ck.Value), []byte(c.session))
 	}
 	return false
+}
+
+// presentsToken reports whether r offers the token: a bearer token or the
+// login form. (A session cookie is not a token: a stale one, after a
+// restart, is no guess; nor is another scheme's Authorization, such as a
+// proxy's Basic credentials.)
+func presentsToken(r *http.Request) bool {
+	return hasBearer(r) || (r.Method == http.MethodPost && r.URL.Path == "/login")
+}
+
+// hasBearer reports whether r carries "Authorization: Bearer ...".
+func hasBearer(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
+
+// wrongToken logs a wrong token (never the token itself) and counts it
+// against the remote address.
+func (c *console) wrongToken(r *http.Request, via string) {
+	c.limits.wrong(remoteHost(r), c.now())
+	c.log.Warn("console: wrong token refused", "via", via, "remote", r.RemoteAddr, "path", r.URL.Path)
 }
 
 // checkPost refuses a POST from another origin or without the CSRF token.
@@ -214,12 +263,12 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !hmac.Equal([]byte(r.PostFormValue("token")), []byte(c.opts.token)) {
-		c.log.Warn("console login refused: wrong token", "remote", r.RemoteAddr)
+		c.wrongToken(r, "login form")
 		c.render(w, r, http.StatusUnauthorized, "login", "Log in", "wrong token")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: c.session, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		SameSite: http.SameSiteStrictMode, Secure: c.secureCookie(r)})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

@@ -22,6 +22,7 @@ var templateFuncs = template.FuncMap{
 	"shortTime": shortTime,
 	"ranges":    ranges,
 	"clip":      clip,
+	"esc":       safe,
 	"since": func(now, t time.Time) string {
 		if t.IsZero() {
 			return "-"
@@ -107,14 +108,14 @@ func (c *console) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Relays, data.Free, data.Count = len(o.Relays), len(o.Free()), len(o.Partitions)
-	if data.Blockers, err = c.d.Blockers(ctx, c.db, now, overviewRows+1); err != nil {
+	if data.Blockers, err = c.d.BlockerSummaries(ctx, c.db, now, overviewRows+1); err != nil {
 		c.dbFail(w, r, "read blocked aggregates", err)
 		return
 	}
 	if len(data.Blockers) > overviewRows {
 		data.Blockers, data.MoreBlock = data.Blockers[:overviewRows], true
 	}
-	if data.Dead, err = c.d.List(ctx, c.db, dialects.ListFilter{State: dialects.StateDead, Limit: overviewRows + 1}); err != nil {
+	if data.Dead, err = c.d.ListSummaries(ctx, c.db, dialects.ListFilter{State: dialects.StateDead, Limit: overviewRows + 1}); err != nil {
 		c.dbFail(w, r, "list dead letters", err)
 		return
 	}
@@ -160,7 +161,7 @@ func (c *console) partitions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *console) blocked(w http.ResponseWriter, r *http.Request) {
-	bl, err := c.d.Blockers(r.Context(), c.db, time.Now(), c.opts.limit)
+	bl, err := c.d.BlockerSummaries(r.Context(), c.db, time.Now(), c.opts.limit)
 	if err != nil {
 		c.dbFail(w, r, "read blocked aggregates", err)
 		return
@@ -188,7 +189,7 @@ func (c *console) dead(w http.ResponseWriter, r *http.Request) {
 		}
 		data.After = n
 	}
-	rows, err := c.d.List(r.Context(), c.db, dialects.ListFilter{State: dialects.StateDead,
+	rows, err := c.d.ListSummaries(r.Context(), c.db, dialects.ListFilter{State: dialects.StateDead,
 		AggregateType: data.AggregateType, AggregateID: data.AggregateID, AfterSeq: data.After, Limit: c.opts.limit + 1})
 	if errors.Is(err, dialects.ErrInvalidListFilter) {
 		c.fail(w, r, http.StatusBadRequest, err.Error())
@@ -221,6 +222,10 @@ type eventData struct {
 }
 
 func (c *console) event(w http.ResponseWriter, r *http.Request) {
+	if !isEventID(r.PathValue("id")) {
+		c.fail(w, r, http.StatusBadRequest, "not an event id: an event id is a UUID (8-4-4-4-12 hex digits)")
+		return
+	}
 	row, err := c.d.Get(r.Context(), c.db, r.PathValue("id"))
 	if errors.Is(err, dialects.ErrEventNotFound) {
 		c.fail(w, r, http.StatusNotFound, "no event has this id")
@@ -258,6 +263,10 @@ func (c *console) action(verb string) http.HandlerFunc {
 		}
 		f := dialects.RequeueFilter{IDs: r.PostForm["id"], AggregateType: r.PostFormValue("aggregate_type"),
 			AggregateID: r.PostFormValue("aggregate_id"), All: r.PostFormValue("all") == "1"}
+		if _, ok := checkIDs(f.IDs); !ok {
+			c.fail(w, r, http.StatusBadRequest, verb+": not an event id: an event id is a UUID (8-4-4-4-12 hex digits)")
+			return
+		}
 		var (
 			n   int64
 			err error

@@ -3,12 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	redactpkg "github.com/jitoutbox/jitoutbox/internal/redact"
 )
 
 // errUsage marks command-line mistakes.
@@ -111,48 +112,7 @@ func driverDSN(dialect, dsn string) (string, string, error) {
 	}
 }
 
-// secrets returns the strings that must never be printed: the DSN and its
-// password, in every form we know.
-func secrets(dsn string) []string {
-	out := []string{dsn}
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
-		if p, ok := u.User.Password(); ok && p != "" {
-			out = append(out, p, url.QueryEscape(p), url.PathEscape(p))
-		}
-	}
-	if cfg, err := mysql.ParseDSN(dsn); err == nil && cfg.Passwd != "" {
-		out = append(out, cfg.Passwd)
-	}
-	for _, f := range strings.Fields(dsn) {
-		if v, ok := strings.CutPrefix(f, "password="); ok && v != "" {
-			out = append(out, strings.Trim(v, "'"))
-		}
-	}
-	return out
-}
-
-// redactedError hides secrets in an error's text and keeps its chain.
-type redactedError struct {
-	err     error
-	secrets []string
-}
-
-func (e *redactedError) Error() string {
-	s := e.err.Error()
-	for _, sec := range e.secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec, "[REDACTED]")
-		}
-	}
-	return s
-}
-
-func (e *redactedError) Unwrap() error { return e.err }
-
 // redact wraps err so that no secret of dsn appears in its text.
 func redact(err error, dsn string) error {
-	if err == nil {
-		return nil
-	}
-	return &redactedError{err: err, secrets: secrets(dsn)}
+	return redactpkg.Error(err, redactpkg.Secrets(dsn)...)
 }

@@ -3,15 +3,17 @@
 //
 //	outboxctl [-dialect D] [-dsn DSN] [-table T] [--json] <command> [flags]
 //
-// Commands: migrate, status, list, show, requeue, skip, purge, serve (a web
-// console on 127.0.0.1:8080 by default). Run
-// "outboxctl help" for their flags. The DSN may also come from
+// Commands: migrate (-plan lists what it would apply), status, list, dead,
+// blocked, show, requeue, skip, purge, serve (a web console on
+// 127.0.0.1:8080 by default). Run "outboxctl help" for their flags. Row
+// data and errors print with their control characters escaped. The DSN may also come from
 // JITOUTBOX_DSN or JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN; it is never printed.
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,7 +24,13 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "outboxctl:", err)
+		printError(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// printError prints a command's error for humans, made safe: a database's
+// error can quote row data.
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "outboxctl:", safe(err.Error()))
 }

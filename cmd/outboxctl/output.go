@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -33,6 +34,18 @@ type eventJSON struct {
 	Partition       int               `json:"partition"`
 	LastError       string            `json:"last_error,omitempty"`
 	PublishedAt     *time.Time        `json:"published_at,omitempty"`
+	// Bad is set for a row with a column that could not be decoded
+	// (dialects.RowError); its field above is then empty.
+	Bad *badJSON `json:"bad,omitempty"`
+}
+
+// badJSON is an undecodable column of a row: its name, its stored text (as
+// the database returned it, cut to dialects.MaxRawBytes; JSON escapes its
+// control characters) and the problem.
+type badJSON struct {
+	Column string `json:"column"`
+	Raw    string `json:"raw"`
+	Error  string `json:"error"`
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -47,13 +60,16 @@ func timePtr(t time.Time) *time.Time {
 func toJSON(r *dialects.Row, withPayload bool) eventJSON {
 	e := eventJSON{
 		Seq: r.Seq, ID: r.ID, State: r.State.String(), AggregateType: r.AggregateType, AggregateID: r.AggregateID,
-		EventType: r.EventType, ContentType: r.ContentType, PayloadBytes: len(r.Payload), Headers: r.Headers,
+		EventType: r.EventType, ContentType: r.ContentType, PayloadBytes: r.PayloadSize, Headers: r.Headers,
 		IdempotencyKey: r.IdempotencyKey, Critical: r.Critical, CreatedAt: r.CreatedAt, Attempts: r.Attempts,
 		Partition: r.Partition, LastError: r.LastError,
 		PublishedAt: timePtr(r.PublishedAt),
 	}
 	if r.State == dialects.StatePending {
 		e.NextAttemptAt = timePtr(r.NextAttemptAt)
+	}
+	if b := r.Bad; b != nil {
+		e.Bad = &badJSON{Column: b.Column, Raw: b.Raw, Error: b.Err.Error()}
 	}
 	if withPayload {
 		p, enc := payloadText(r)
@@ -70,11 +86,16 @@ func payloadText(r *dialects.Row) (string, string) {
 	return base64.StdEncoding.EncodeToString(r.Payload), "base64"
 }
 
-// writeJSON prints one indented JSON document.
+// writeJSON prints one indented JSON document, its unsafe runes escaped
+// (safeJSON).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON: %w", err)
+	}
+	if _, err := w.Write(safeJSON(buf.Bytes())); err != nil {
 		return fmt.Errorf("write JSON: %w", err)
 	}
 	return nil
@@ -100,6 +121,14 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// badText words a bad row's problem for a table cell ("" for a good row).
+func badText(r *dialects.Row) string {
+	if r.Bad == nil {
+		return ""
+	}
+	return r.Bad.Error()
 }
 
 // age formats a duration rounded for humans.

@@ -30,11 +30,17 @@ Global flags (also accepted after the command):
   -json                            one JSON document per command
 
 Commands:
-  migrate                          create the outbox tables (idempotent)
+  migrate [-plan [-v]]             apply the numbered migrations the table lacks (idempotent);
+                                   -plan lists them without running them, -v with their SQL
   status [-blockers N]             backlog, oldest pending age, dead and published counts,
-                                   blocked aggregates and why, partitions: live relays, owners, free
+                                   rows with a partition outside the table's, blocked
+                                   aggregates and why, partitions: live relays, owners, free
   list -state pending|published|dead [-aggregate-type T -aggregate-id ID] [-limit N] [-after SEQ]
-  show <event-id>                  every field of one event
+  dead [-aggregate-type T -aggregate-id ID] [-limit N] [-after SEQ]
+                                   the dead events (list -state dead)
+  blocked [-limit N]               the aggregates held back behind a dead or backing-off event
+  show <event-id>                  every field of one event; a row with a column that cannot
+                                   be decoded shows the column, its text (escaped) and why
   requeue -id ID [-id ID...] | -aggregate-type T -aggregate-id ID | -all
                                    move dead events back to pending: each is published first,
                                    then its aggregate's later events, in order
@@ -42,6 +48,11 @@ Commands:
                                    leave dead events dead and unblock their aggregates:
                                    the later events flow without them
   purge -older-than 168h [-batch N]  delete published rows older than the age
+  serve [-addr 127.0.0.1:8080] [-token-file F] [-read-only] [-refresh 5s] [-limit 50]
+        [-cookie-secure] [-retention D]
+                                   the web console; a token (-token-file or JITOUTBOX_CONSOLE_TOKEN)
+                                   is needed beyond loopback and behind a reverse proxy
+  help                             this text (also -h)
 `
 
 // globals are the flags every command accepts.
@@ -200,6 +211,10 @@ func lookup(name string) (command, bool) {
 		return command{flags: skipFlags}, true
 	case "purge":
 		return command{flags: purgeFlags}, true
+	case "dead":
+		return command{flags: deadFlags}, true
+	case "blocked":
+		return command{flags: blockedFlags}, true
 	case "serve":
 		return command{flags: serveFlags}, true
 	}

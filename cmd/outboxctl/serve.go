@@ -8,14 +8,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 )
 
 // Console settings.
 const (
-	// consoleTokenEnv is the environment variable read when -token is not
-	// given.
+	// consoleTokenEnv is the environment variable read when neither
+	// -token nor -token-file is given.
 	consoleTokenEnv = "JITOUTBOX_CONSOLE_TOKEN"
 	// minTokenLen is the shortest token accepted: a token guards every
 	// action on the outbox from the network.
@@ -23,6 +24,8 @@ const (
 	// shutdownGrace bounds how long a stopping console waits for requests
 	// in flight.
 	shutdownGrace = 5 * time.Second
+	// maxConsoleLimit is the most rows -limit lets a list page show.
+	maxConsoleLimit = 1000
 )
 
 // errNeedToken is returned when the console would listen beyond loopback
@@ -46,25 +49,31 @@ type consoleOptions struct {
 	// published rows kept past it (default relay.DefaultRetention; 0: not
 	// shown).
 	retention time.Duration
+	// cookieSecure makes the session cookie Secure on every answer; it
+	// is anyway when the console serves TLS or a proxy says https.
+	cookieSecure bool
 }
 
 // serveFlags registers the serve command: outboxctl serve [-addr A]
-// [-token T] [-read-only] [-refresh D] [-limit N] [-retention D].
+// [-token-file F | -token T] [-read-only] [-refresh D] [-limit N]
+// [-retention D] [-cookie-secure].
 func serveFlags(fs *flag.FlagSet) runner {
 	o := consoleOptions{}
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address; a non-loopback address needs -token")
-	fs.StringVar(&o.token, "token", "", "access token required on every request (or "+consoleTokenEnv+")")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "listen address; a non-loopback address needs a token (-token-file or "+consoleTokenEnv+")")
+	fs.StringVar(&o.token, "token", "", "access token required on every request; it shows in ps: prefer -token-file or "+consoleTokenEnv)
+	tokenFile := fs.String("token-file", "", "read the access token from this file (surrounding white space ignored)")
+	fs.BoolVar(&o.cookieSecure, "cookie-secure", false, "always mark the session cookie Secure (it is when serving TLS or when a proxy says https)")
 	fs.BoolVar(&o.readOnly, "read-only", false, "hide and refuse requeue and skip")
 	fs.DurationVar(&o.refresh, "refresh", 5*time.Second, "page refresh period (0: never)")
-	fs.IntVar(&o.limit, "limit", 50, "most rows in a list")
+	fs.IntVar(&o.limit, "limit", 50, fmt.Sprintf("most rows in a list (1 to %d)", maxConsoleLimit))
 	retention := retentionFlag(fs)
 	return runFunc(func(ctx context.Context, e *env, args []string) error {
 		if err := noArgs(args); err != nil {
 			return err
 		}
 		o.retention = *retention
-		if o.token == "" && e.getenv != nil {
-			o.token = e.getenv(consoleTokenEnv)
+		if err := o.readToken(e, *tokenFile); err != nil {
+			return err
 		}
 		if err := o.validate(); err != nil {
 			return err
@@ -77,6 +86,39 @@ func serveFlags(fs *flag.FlagSet) runner {
 	})
 }
 
+// readToken sets o.token from -token (already parsed), -token-file or
+// JITOUTBOX_CONSOLE_TOKEN, in that order, and warns about a token given on
+// the command line (every user of the machine sees it in ps) or in a file
+// that others may read.
+func (o *consoleOptions) readToken(e *env, file string) error {
+	switch {
+	case o.token != "" && file != "":
+		return fmt.Errorf("%w: -token and -token-file: give one", errUsage)
+	case o.token != "":
+		e.logger().Warn("console: -token shows in the process list; prefer -token-file or " + consoleTokenEnv)
+		return nil
+	case file != "":
+		fi, err := os.Stat(file)
+		if err != nil {
+			return fmt.Errorf("%w: -token-file: %w", errUsage, err)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("%w: -token-file: %w", errUsage, err)
+		}
+		if o.token = strings.TrimSpace(string(b)); o.token == "" {
+			return fmt.Errorf("%w: -token-file %s is empty", errUsage, file)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			e.logger().Warn("console: the token file can be read by other users: chmod 600 it", "file", file)
+		}
+		return nil
+	case e.getenv != nil:
+		o.token = e.getenv(consoleTokenEnv)
+	}
+	return nil
+}
+
 // validate checks the options before anything listens.
 func (o *consoleOptions) validate() error {
 	host, _, err := net.SplitHostPort(o.addr)
@@ -87,10 +129,10 @@ func (o *consoleOptions) validate() error {
 		return fmt.Errorf("%w: the console token must have at least %d characters", errUsage, minTokenLen)
 	}
 	if o.token == "" && !isLoopback(host) {
-		return fmt.Errorf("%w: %w: pass -token or set %s (or listen on 127.0.0.1)", errUsage, errNeedToken, consoleTokenEnv)
+		return fmt.Errorf("%w: %w: pass -token-file or set %s (or listen on 127.0.0.1)", errUsage, errNeedToken, consoleTokenEnv)
 	}
-	if o.limit <= 0 {
-		return fmt.Errorf("%w: -limit must be positive", errUsage)
+	if o.limit <= 0 || o.limit > maxConsoleLimit {
+		return fmt.Errorf("%w: -limit must be between 1 and %d (got %d)", errUsage, maxConsoleLimit, o.limit)
 	}
 	if o.refresh < 0 {
 		return fmt.Errorf("%w: -refresh must not be negative", errUsage)

@@ -54,6 +54,7 @@ type statusJSON struct {
 	Pending                 int64          `json:"pending"`
 	Dead                    int64          `json:"dead"`
 	Published               int64          `json:"published"`
+	BadPartition            int64          `json:"bad_partition"`
 	OldestPending           *time.Time     `json:"oldest_pending"`
 	OldestPendingAgeSeconds float64        `json:"oldest_pending_age_seconds"`
 	Blockers                []blockerJSON  `json:"blockers"`
@@ -160,7 +161,7 @@ func statusFlags(fs *flag.FlagSet) runner {
 			return fmt.Errorf("status: %w", err)
 		}
 		out := statusJSON{Dialect: e.d.Name(), Table: e.d.Table(), Pending: s.Pending, Dead: s.Dead,
-			Published: s.Published, OldestPending: timePtr(s.OldestPending), Blockers: []blockerJSON{}}
+			Published: s.Published, BadPartition: s.BadPartition, OldestPending: timePtr(s.OldestPending), Blockers: []blockerJSON{}}
 		if !s.OldestPending.IsZero() {
 			out.OldestPendingAgeSeconds = max(now.Sub(s.OldestPending), 0).Seconds()
 		}
@@ -185,7 +186,7 @@ func statusFlags(fs *flag.FlagSet) runner {
 }
 
 func blockers(ctx context.Context, e *env, now time.Time, limit int) ([]blockerJSON, error) {
-	bl, err := e.d.Blockers(ctx, e.db, now, limit)
+	bl, err := e.d.BlockerSummaries(ctx, e.db, now, limit)
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
@@ -221,6 +222,14 @@ func ownershipToJSON(o dialects.Ownership) *ownershipJSON {
 	return out
 }
 
+// partitionCount is the table's partition count, "P" when unknown.
+func (s statusJSON) partitionCount() string {
+	if s.Partitions == nil {
+		return "P"
+	}
+	return strconv.Itoa(s.Partitions.Count)
+}
+
 // writeStatus prints status for humans.
 func writeStatus(stdout io.Writer, now time.Time, out statusJSON) error {
 	w := table(stdout)
@@ -233,6 +242,10 @@ func writeStatus(stdout io.Writer, now time.Time, out statusJSON) error {
 	}
 	fmt.Fprintf(w, "dead\t%d\n", out.Dead)
 	fmt.Fprintf(w, "published\t%d\n", out.Published)
+	if out.BadPartition > 0 {
+		fmt.Fprintf(w, "bad partition\t%s with a partition outside [0, %s): no relay reads them (list -state pending shows them)\n",
+			plural(int(out.BadPartition), "pending or dead row"), out.partitionCount())
+	}
 	if out.Cleanup != nil {
 		fmt.Fprintf(w, "past retention\t%s\n", out.Cleanup)
 	}
@@ -262,12 +275,12 @@ func writeBlockers(stdout io.Writer, bl []blockerJSON) error {
 	for _, b := range bl {
 		head, attempts, next, lastErr := "-", "-", "-", ""
 		if b.Head != nil {
-			head, attempts, lastErr = b.Head.ID, strconv.Itoa(b.Head.Attempts), clip(b.Head.LastError, 60)
+			head, attempts, lastErr = safe(b.Head.ID), strconv.Itoa(b.Head.Attempts), safe(clip(b.Head.LastError, 60))
 			if b.Head.NextAttemptAt != nil {
 				next = shortTime(*b.Head.NextAttemptAt)
 			}
 		}
-		fmt.Fprintf(w, "%s/%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", b.AggregateType, b.AggregateID, b.Reason,
+		fmt.Fprintf(w, "%s/%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", safe(b.AggregateType), safe(b.AggregateID), b.Reason,
 			b.Pending, b.Dead, head, attempts, next, lastErr)
 	}
 	return w.Flush()
@@ -286,7 +299,7 @@ func writeRelays(stdout io.Writer, p *ownershipJSON, pending int64) error {
 	w := table(stdout)
 	fmt.Fprintln(w, "NAME\tTOKEN\tSTARTED\tOWNS\tPARTITIONS")
 	for _, r := range p.Relays {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", r.Name, r.Token, shortTime(r.StartedAt), len(r.Partitions), ranges(r.Partitions))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", safe(r.Name), safe(r.Token), shortTime(r.StartedAt), len(r.Partitions), ranges(r.Partitions))
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/internal/uuid7"
 )
 
-// env is one subtest's database, dialect, clock and id generator.
+// env is one subtest's database, dialect and clock.
 type env struct {
 	t     testing.TB
 	tgt   Target
@@ -21,7 +22,6 @@ type env struct {
 	db    *sql.DB
 	d     dialects.Dialect
 	base  time.Time
-	ids   *uuid7.Generator
 	parts int // the table's partition count
 }
 
@@ -47,7 +47,7 @@ func setupWith(t testing.TB, tgt Target, d dialects.Dialect) *env {
 }
 
 func newEnv(t testing.TB, tgt Target, db *sql.DB, d dialects.Dialect) *env {
-	return &env{t: t, tgt: tgt, ctx: t.Context(), db: db, d: d, base: setupBase(), ids: newGen()}
+	return &env{t: t, tgt: tgt, ctx: t.Context(), db: db, d: d, base: setupBase()}
 }
 
 func (e *env) loadParts() {
@@ -66,7 +66,7 @@ func (e *env) at(d time.Duration) time.Time { return e.base.Add(d) }
 // base, in the aggregate's partition.
 func (e *env) event(aggType, aggID string) dialects.Event {
 	return dialects.Event{
-		ID:            e.ids.New(time.Now()).String(),
+		ID:            newID(),
 		AggregateType: aggType,
 		AggregateID:   aggID,
 		EventType:     aggType + ".happened",
@@ -323,4 +323,5 @@ func wantN(t testing.TB, what string, got int64, err error, want int64) {
 // may compare the times given to sessions with their own), to the µs.
 func setupBase() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-func newGen() *uuid7.Generator { return &uuid7.Generator{} }
+// newID returns a new event id: a UUIDv7, increasing within the process.
+func newID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -146,7 +146,7 @@ func testIdempotencyUpgrade(t *testing.T, tgt Target) {
 	e := newEnv(t, tgt, db, d)
 	var rows []LegacyRow
 	for i := range 4 {
-		rows = append(rows, LegacyRow{ID: e.ids.New(time.Now()).String(), AggregateType: "agg",
+		rows = append(rows, LegacyRow{ID: newID(), AggregateType: "agg",
 			AggregateID: fmt.Sprint(i), CreatedAt: e.base, NextAttemptAt: e.base})
 	}
 	tgt.Legacy(t, db, d, rows)

@@ -91,7 +91,7 @@ func testRoundTrip(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
 	created := time.Date(2024, 12, 31, 23, 59, 58, 987654000, time.UTC)
 	full := dialects.Event{
-		ID:             e.ids.New(time.Now()).String(),
+		ID:             newID(),
 		AggregateType:  "order",
 		AggregateID:    "order-ÄÖ-1",
 		EventType:      "order.paid",
@@ -104,19 +104,19 @@ func testRoundTrip(t *testing.T, tgt Target) {
 	}
 	jsonText := `{"b": 1,   "a": [1, 2, {"x": "ü"}], "z": null}`
 	js := dialects.Event{
-		ID: e.ids.New(time.Now()).String(), AggregateType: "order", AggregateID: "j", EventType: "order.json",
+		ID: newID(), AggregateType: "order", AggregateID: "j", EventType: "order.json",
 		Payload: []byte(jsonText), ContentType: "application/json", CreatedAt: created.Add(time.Microsecond),
 	}
 	badJSON := dialects.Event{
-		ID: e.ids.New(time.Now()).String(), AggregateType: "order", AggregateID: "bj", EventType: "order.badjson",
+		ID: newID(), AggregateType: "order", AggregateID: "bj", EventType: "order.badjson",
 		Payload: []byte{'{', 0xff, 0}, ContentType: "application/json", CreatedAt: created,
 	}
 	emptyJSON := dialects.Event{
-		ID: e.ids.New(time.Now()).String(), AggregateType: "order", AggregateID: "ej", EventType: "order.emptyjson",
+		ID: newID(), AggregateType: "order", AggregateID: "ej", EventType: "order.emptyjson",
 		Payload: []byte{}, ContentType: "application/json", CreatedAt: created,
 	}
 	empty := dialects.Event{
-		ID: e.ids.New(time.Now()).String(), AggregateType: "order", AggregateID: "e", EventType: "order.empty",
+		ID: newID(), AggregateType: "order", AggregateID: "e", EventType: "order.empty",
 		CreatedAt: created,
 	}
 	// A time with nanoseconds is stored with microsecond precision.

@@ -16,6 +16,7 @@ import (
 func ExerciseInspect(t *testing.T, tgt Target) {
 	t.Run("Inspect", func(t *testing.T) { testInspect(t, tgt) })
 	t.Run("InspectWithTable", func(t *testing.T) { testInspectWithTable(t, tgt) })
+	t.Run("InspectSummaries", func(t *testing.T) { testInspectSummaries(t, tgt) })
 	t.Run("Ownership", func(t *testing.T) { testOwnership(t, tgt) })
 	t.Run("PastRetention", func(t *testing.T) { testPastRetention(t, tgt) })
 }
@@ -118,7 +119,7 @@ func testInspect(t *testing.T, tgt Target) {
 	if err != nil || got.State != dialects.StateDead || got.LastError != "rejected" || got.Attempts != 1 {
 		t.Fatalf("Get(b1) = %+v, %v", got, err)
 	}
-	for _, id := range []string{e.ids.New(time.Now()).String(), "not-a-uuid", ""} {
+	for _, id := range []string{newID(), "not-a-uuid", ""} {
 		if _, err := in.Get(e.ctx, e.db, id); !errors.Is(err, dialects.ErrEventNotFound) {
 			t.Fatalf("Get(%q) = %v, want ErrEventNotFound", id, err)
 		}

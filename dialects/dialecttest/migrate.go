@@ -175,7 +175,7 @@ func testUpgrade(t *testing.T, tgt Target) {
 	db := tgt.Open(t)
 	e := newEnv(t, tgt, db, d)
 	e.parts = dialects.DefaultPartitions
-	id := func() string { return e.ids.New(time.Now()).String() }
+	id := func() string { return newID() }
 	row := func(agg string, st dialects.State, attempts int, next time.Duration, lastErr string) LegacyRow {
 		r := LegacyRow{ID: id(), AggregateType: "agg", AggregateID: agg, CreatedAt: e.base, State: st,
 			Attempts: attempts, NextAttemptAt: e.at(next), LastError: lastErr}

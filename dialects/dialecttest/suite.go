@@ -40,6 +40,10 @@ type Target struct {
 	// migration, with no migrations table) and writes rows into it with
 	// the columns of that version. Nil skips the upgrade test.
 	Legacy func(t testing.TB, db *sql.DB, d dialects.Dialect, rows []LegacyRow)
+	// Previous migrates the database to the schema of the previous
+	// release (its newest migration) with d's options, as d.Migrate would
+	// have then. Nil skips the test of the migrations added since.
+	Previous func(t testing.TB, db *sql.DB, d dialects.Dialect)
 	// Leases is true for dialects whose sessions keep leases renewed by
 	// Check (SQLite) instead of locks that die with a connection: a
 	// session then dies by not calling Check for Lease, and WaitChange
@@ -57,6 +61,13 @@ type Target struct {
 	// dialects: the server terminates the session's connection), without
 	// calling any method of s. Required unless Leases.
 	KillSession func(t testing.TB, db *sql.DB, s dialects.Session)
+	// MaxTableName is the longest table name WithTable accepts (the
+	// dialect's MaxTableName); 0 skips the test of the limit.
+	MaxTableName int
+	// IdentLimit is the database's identifier limit behind MaxTableName;
+	// 0 when the dialect derives no limit from it (a longer name is then
+	// refused with ErrInvalidTable, not a *dialects.TableNameError).
+	IdentLimit int
 }
 
 // LegacyRow is one row written by Target.Legacy into a version-1 table.
@@ -107,6 +118,9 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("ReadBlocks", func(t *testing.T) { testReadBlocks(t, tgt) })
 	t.Run("ReadAheadHoldsEarlierPending", func(t *testing.T) { testReadAheadHoldsEarlierPending(t, tgt) })
 	t.Run("ReadHorizon", func(t *testing.T) { testReadHorizon(t, tgt) })
+	t.Run("ReadCritical", func(t *testing.T) { testReadCritical(t, tgt) })
+	t.Run("ReadCriticalWindow", func(t *testing.T) { testReadCriticalWindow(t, tgt) })
+	t.Run("CriticalIndexMigration", func(t *testing.T) { testCriticalIndexMigration(t, tgt) })
 	t.Run("Fencing", func(t *testing.T) { testFencing(t, tgt) })
 	t.Run("MarkDeleteUnblock", func(t *testing.T) { testMarkDeleteUnblock(t, tgt) })
 	t.Run("FailAndDead", func(t *testing.T) { testFailAndDead(t, tgt) })
@@ -116,7 +130,11 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("TryLock", func(t *testing.T) { testTryLock(t, tgt) })
 	t.Run("Stats", func(t *testing.T) { testStats(t, tgt) })
 	t.Run("WithTable", func(t *testing.T) { testWithTable(t, tgt) })
+	t.Run("TableNameLimit", func(t *testing.T) { testTableNameLimit(t, tgt) })
+	t.Run("PendingMigrations", func(t *testing.T) { testPendingMigrations(t, tgt) })
 	t.Run("IdempotencyKeys", func(t *testing.T) { testIdempotencyKeys(t, tgt) })
 	t.Run("IdempotencyKeyRace", func(t *testing.T) { testIdempotencyKeyRace(t, tgt) })
 	t.Run("IdempotencyUpgrade", func(t *testing.T) { testIdempotencyUpgrade(t, tgt) })
+	t.Run("BadRows", func(t *testing.T) { testBadRows(t, tgt) })
+	t.Run("PartitionCheckUpgrade", func(t *testing.T) { testPartitionCheckUpgrade(t, tgt) })
 }

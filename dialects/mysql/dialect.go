@@ -46,6 +46,8 @@ type Dialect struct {
 	stmts      sqlkit.StmtCache      // the read, prepared: one round trip a call
 	sess       sessionSQL
 
+	readCritical string // read_critical.sql
+
 	// server says whether the servers this dialect has seen are MariaDB
 	// (hand-over with INSERT ... RETURNING) or MySQL (INSERT, then SELECT
 	// by id). MySQL is sticky: its path is correct on both, so a dialect
@@ -97,6 +99,7 @@ func New(opts ...Option) (*Dialect, error) {
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
+		VersionsExists: load("versions_exists.sql"),
 		Steps: map[string]func(context.Context, dialects.Querier) error{
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
@@ -124,6 +127,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.handoffRead = load("insert_handoff_read.sql")
 	d.read = load("read.sql")
 	d.readAhead = load("read_ahead.sql")
+	d.readCritical = load("read_critical.sql")
 	d.mark = load("mark.sql")
 	d.del = load("delete.sql")
 	d.unblock = load("unblock.sql")
@@ -420,6 +424,29 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/mysql: read: %w", err)
 	}
 	return res, nil
+}
+
+// ReadCritical returns the time-critical rows of req.Partitions that no
+// earlier row of their aggregate holds back (read_critical.sql, prepared
+// per partition count).
+func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.CriticalRequest) ([]dialects.Record, error) {
+	if req.Limit <= 0 || len(req.Partitions) == 0 {
+		return nil, nil
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, expand(d.readCritical, "{{parts}}", len(req.Partitions)))
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: read critical: prepare: %w", err)
+	}
+	now := sqlkit.UTC(req.Now)
+	rows, err := stmt.QueryContext(ctx, intArgs(nil, req.Partitions, now, sqlkit.CriticalWindow(req), now, req.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: read critical: %w", err)
+	}
+	res, err := sqlkit.ScanRead(rows, false, req.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/mysql: read critical: %w", err)
+	}
+	return res.Records, nil
 }
 
 // readAheadWindow bounds a read ahead's look, in batches (read_ahead.sql).

@@ -43,5 +43,14 @@
 // idempotent, as MySQL commits DDL at once and a migration cut short runs
 // again. Upgrade a table that has rows with Migrate: migration 002 sets the
 // partition of pending and dead rows in Go. The SQL lives in the package's
-// sql/*.sql files.
+// sql/*.sql files. The table's own name has at most MaxTableName (44)
+// characters, so that every index, constraint and side-table name derived
+// from it fits the 64-character identifier limit.
+//
+// Headers are LONGTEXT since migration 004 (TEXT before: a server not in
+// strict mode cut headers past 65,535 bytes into invalid JSON, which reads
+// report as a bad row, dialects.RowError). Migration 004 copies the table
+// once (ALGORITHM=COPY: writes wait for it) and adds a CHECK that the
+// partition is in [0, P); on MySQL 8 it stops on an existing row outside
+// it (MariaDB keeps such rows unchecked; Stats counts them).
 package mysql

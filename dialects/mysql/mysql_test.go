@@ -41,7 +41,10 @@ func target(parseTime bool) dialecttest.Target {
 		WithTable:      func(name string) (dialects.Dialect, error) { return mysql.New(mysql.WithTable(name)) },
 		WithPartitions: func(n int) (dialects.Dialect, error) { return mysql.New(mysql.WithPartitions(n)) },
 		Legacy:         createLegacy,
+		Previous:       migratePrevious,
 		KillSession:    killSession,
+		MaxTableName:   mysql.MaxTableName,
+		IdentLimit:     64,
 	}
 }
 
@@ -149,4 +152,13 @@ func openMySQL(t testing.TB, parseTime bool) (*sql.DB, string) {
 		_, _ = admin.ExecContext(ctx, "DROP DATABASE "+name)
 	})
 	return db, dsn
+}
+
+// migratePrevious migrates db to the previous release's schema (migration
+// 003).
+func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
+	t.Helper()
+	if err := mysql.MigrateTo(t.Context(), d.(*mysql.Dialect), db, 3); err != nil {
+		t.Fatalf("migrate to 003: %v", err)
+	}
 }

@@ -7,6 +7,17 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
+// identLimit is the database's identifier limit: MySQL and MariaDB refuse identifiers longer than 64 characters.
+const identLimit = 64
+
+// MaxTableName is the longest table name (without its schema) WithTable
+// accepts: 64 less the longest suffix of the names derived from it
+// (<table>_idempotency_key_idx). A longer name fails with a
+// *dialects.TableNameError. The GET_LOCK names of sessions and Migrate
+// ("jitoutbox.<hash>.<suffix>") do not grow with the table name and stay
+// well under GET_LOCK's own limit of 64 characters.
+const MaxTableName = 64 - 20
+
 type config struct {
 	table      string
 	partitions int
@@ -17,12 +28,12 @@ type Option func(*config) error
 
 // WithTable sets the outbox table name (default dialects.DefaultTable). The
 // name must be a plain identifier, optionally database-qualified
-// ("app.outbox"). The other tables are named <table>_meta,
+// ("app.outbox"), of at most MaxTableName characters. The other tables are named <table>_meta,
 // <table>_partitions, <table>_relays, <table>_blocked, <table>_locks and
 // <table>_migrations.
 func WithTable(name string) Option {
 	return func(c *config) error {
-		if err := sqlkit.ValidateTable(name); err != nil {
+		if err := sqlkit.ValidateTableFor(name, "mysql", identLimit); err != nil {
 			return err
 		}
 		c.table = name

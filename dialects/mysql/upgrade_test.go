@@ -3,6 +3,7 @@ package mysql_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -121,8 +122,12 @@ func TestUpgradeFrom001(t *testing.T) {
 		t.Fatalf("second Migrate: %v", err)
 	}
 	var versions int
-	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox_migrations`).Scan(&versions); err != nil || versions != 3 {
-		t.Errorf("versions = %d (%v), want 3", versions, err)
+	files, err := os.ReadDir("sql/migrations") // every migration, whatever their number
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM outbox_migrations`).Scan(&versions); err != nil || versions != len(files) {
+		t.Errorf("versions = %d (%v), want %d", versions, err, len(files))
 	}
 	fresh, err := mysql.New()
 	if err != nil {
@@ -184,4 +189,88 @@ func allParts(n int) []int {
 		out[i] = i
 	}
 	return out
+}
+
+// TestHeadersTruncatedBefore004: on the previous release's schema (headers
+// TEXT), a server not in strict mode cuts headers past 65,535 bytes into
+// invalid JSON; the read returns that row marked bad (column headers)
+// instead of failing. Migration 004 keeps the row and makes headers
+// LONGTEXT: the same write is then stored whole. A 004 cut short (its
+// version not recorded) runs again.
+func TestHeadersTruncatedBefore004(t *testing.T) {
+	db, _ := openMySQL(t, true)
+	db.SetMaxOpenConns(1) // the session's sql_mode holds for every statement
+	ctx := t.Context()
+	d, err := mysql.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mysql.MigrateTo(ctx, d, db, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "SET SESSION sql_mode = ''"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	ev := func(id, agg string) dialects.Event {
+		return dialects.Event{ID: id, AggregateType: "order", AggregateID: agg, EventType: "e", Payload: []byte("p"),
+			ContentType: "text/plain", Headers: map[string]string{"X-Big": strings.Repeat("h", 70000)}, CreatedAt: now,
+			Partition: dialects.PartitionOf("order", agg, dialects.DefaultPartitions)}
+	}
+	insert := func(e dialects.Event) {
+		t.Helper()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Insert(ctx, tx, []dialects.Event{e}); err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() []dialects.Record {
+		t.Helper()
+		res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: allParts(dialects.DefaultPartitions), Limit: 10, Now: now})
+		if err != nil {
+			t.Fatalf("Read: %v", err)
+		}
+		return res.Records
+	}
+	cut := ev("00000000-0000-7000-8000-000000000001", "a")
+	insert(cut)
+	recs := read()
+	if len(recs) != 1 || recs[0].Bad == nil || recs[0].Bad.Column != "headers" || len(recs[0].Bad.Raw) != dialects.MaxRawBytes ||
+		!strings.Contains(recs[0].Bad.Error(), "unexpected end of JSON input") {
+		t.Fatalf("read of the cut headers: %+v; want the row marked bad in its headers", recs)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	// Cut short: 004's version not recorded; it runs again and does nothing.
+	if _, err := db.ExecContext(ctx, `DELETE FROM outbox_migrations WHERE version = 4`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatalf("Migrate over a half-applied 004: %v", err)
+	}
+	var typ string
+	var checks int
+	if err := db.QueryRowContext(ctx, `SELECT data_type, (SELECT COUNT(*) FROM information_schema.table_constraints
+		WHERE constraint_schema = DATABASE() AND table_name = 'outbox' AND constraint_name = 'outbox_part_ck')
+		FROM information_schema.columns
+		WHERE table_schema = DATABASE() AND table_name = 'outbox' AND column_name = 'headers'`).Scan(&typ, &checks); err != nil {
+		t.Fatal(err)
+	}
+	if typ != "longtext" || checks != 1 {
+		t.Fatalf("after 004: headers %s, %d part checks; want longtext and 1", typ, checks)
+	}
+	whole := ev("00000000-0000-7000-8000-000000000002", "b")
+	insert(whole)
+	recs = read()
+	if len(recs) != 2 || recs[0].ID != cut.ID || recs[0].Bad == nil || recs[1].Bad != nil ||
+		recs[1].Headers["X-Big"] != whole.Headers["X-Big"] {
+		t.Fatalf("read after 004: %d rows; want the cut row still bad and the new one whole", len(recs))
+	}
 }

@@ -36,6 +36,8 @@ type Dialect struct {
 
 	sess sessionSQL
 
+	readCritical string // read_critical.sql
+
 	tableOID, migrateLock, partitionsQ, partitionsMeta, read, mark, fail string
 	requeueIDs, requeueAggregate, requeueAll                             string
 	skipIDs, skipAggregate, skipAll                                      string
@@ -79,6 +81,7 @@ func New(opts ...Option) (*Dialect, error) {
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
+		VersionsExists: load("versions_exists.sql"),
 		Steps: map[string]func(context.Context, dialects.Querier) error{
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
@@ -102,6 +105,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.partitionsQ = load("partitions.sql")
 	d.partitionsMeta = load("partitions_meta.sql")
 	d.read = load("read.sql")
+	d.readCritical = load("read_critical.sql")
 	d.mark = load("mark.sql")
 	d.fail = load("fail.sql")
 	d.requeueIDs = load("requeue_ids.sql")
@@ -230,9 +234,9 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 	return nil
 }
 
-// insertArgs returns the bind arguments of events' rows (cols each, the
-// same for insert_row.sql and insert_leased_row.sql), with room for extra
-// more.
+// insertArgs returns the bind arguments of events' rows (cols each, in
+// insert_row.sql's order, which insert.sql and insert_handoff.sql share),
+// with room for extra more.
 func insertArgs(events []dialects.Event, cols, extra int) ([]any, error) {
 	args := make([]any, 0, len(events)*cols+extra)
 	for i := range events {
@@ -296,6 +300,27 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/postgres: read: %w", err)
 	}
 	return res, nil
+}
+
+// ReadCritical returns the time-critical rows of req.Partitions that no
+// earlier row of their aggregate holds back (read_critical.sql, prepared).
+func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.CriticalRequest) ([]dialects.Record, error) {
+	if req.Limit <= 0 || len(req.Partitions) == 0 {
+		return nil, nil
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, d.readCritical)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: read critical: prepare: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), sqlkit.UTC(req.Now), sqlkit.CriticalWindow(req), req.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: read critical: %w", err)
+	}
+	res, err := sqlkit.ScanRead(rows, true, req.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/postgres: read critical: %w", err)
+	}
+	return res.Records, nil
 }
 
 // partArray renders partitions as a PostgreSQL array literal.

@@ -33,5 +33,7 @@
 // transaction under an advisory lock, and Dialect.Schema returns them all
 // (statements separated by ";\n") for your own migration tool. The other
 // SQL lives in the package's sql/*.sql files, one statement each. Table names may be schema-qualified ("app.outbox") and are
-// used unquoted (folded to lower case).
+// used unquoted (folded to lower case); the table's own name has at most
+// MaxTableName (43) characters, so that every index and side-table name
+// derived from it fits PostgreSQL's 63-byte identifiers instead of being cut.
 package postgres

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -12,4 +13,13 @@ import (
 func MemberNamespace(ctx context.Context, d *Dialect, q dialects.Querier) (int32, error) {
 	_, member, err := d.lockNamespaces(ctx, q)
 	return member, err
+}
+
+// MigrateTo applies d's migrations up to version, as Migrate does: the
+// schema of an earlier release, for upgrade tests with data in the table.
+func MigrateTo(ctx context.Context, d *Dialect, db *sql.DB, version int) error {
+	saved := d.migrator
+	defer func() { d.migrator = saved }()
+	d.migrator.Migrations = saved.Migrations[:version]
+	return d.Migrate(ctx, db)
 }

@@ -7,6 +7,15 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
+// identLimit is the database's identifier limit: PostgreSQL cuts identifiers at 63 bytes.
+const identLimit = 63
+
+// MaxTableName is the longest table name (without its schema) WithTable
+// accepts: 63 less the longest suffix of the names derived from it
+// (<table>_idempotency_key_idx). A longer name fails with a
+// *dialects.TableNameError.
+const MaxTableName = 63 - 20
+
 type config struct {
 	table      string
 	partitions int
@@ -17,11 +26,12 @@ type Option func(*config) error
 
 // WithTable sets the outbox table name (default dialects.DefaultTable). The
 // name must be a plain identifier, optionally schema-qualified ("app.outbox");
-// it is used unquoted, so PostgreSQL folds it to lower case. The lock table
+// it is used unquoted, so PostgreSQL folds it to lower case; its last part has
+// at most MaxTableName characters. The lock table
 // is named <table>_locks.
 func WithTable(name string) Option {
 	return func(c *config) error {
-		if err := sqlkit.ValidateTable(name); err != nil {
+		if err := sqlkit.ValidateTableFor(name, "postgres", identLimit); err != nil {
 			return err
 		}
 		c.table = name

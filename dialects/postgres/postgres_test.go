@@ -38,7 +38,10 @@ func target(driver string) dialecttest.Target {
 		WithTable:      func(name string) (dialects.Dialect, error) { return postgres.New(postgres.WithTable(name)) },
 		WithPartitions: func(n int) (dialects.Dialect, error) { return postgres.New(postgres.WithPartitions(n)) },
 		Legacy:         createLegacy,
+		Previous:       migratePrevious,
 		KillSession:    killSession,
+		MaxTableName:   postgres.MaxTableName,
+		IdentLimit:     63,
 	}
 }
 
@@ -178,5 +181,59 @@ func TestLocksPerTableNotPerName(t *testing.T) {
 		if err != nil || len(got) != len(all) {
 			t.Fatalf("service %d: took %d of %d partitions (%v): another schema's relay holds its locks", i, len(got), len(all), err)
 		}
+	}
+}
+
+// TestReadCriticalPlan checks on a backlog of ordinary rows that
+// read_critical.sql finds its candidates in critical_idx (the pending
+// time-critical rows only), not by walking the backlog.
+func TestReadCriticalPlan(t *testing.T) {
+	db := openPostgres(t, "postgres")
+	ctx := t.Context()
+	d, err := postgres.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, critical, created_at, next_attempt_at, part)
+		SELECT gen_random_uuid(), 'o', 'a' || (g % 1000), 'e', '\x01', g % 10000 = 0, now(), now(), g % 64 FROM generate_series(1, 100000) g`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `ANALYZE outbox`); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("sql/read_critical.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, "EXPLAIN "+sqlkit.Render(string(b), d.Table()),
+		"{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}", time.Now(), dialects.CriticalWindow, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	rows.Close()
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, "outbox_critical_idx") {
+		t.Fatalf("the critical read does not read critical_idx:\n%s", text)
+	}
+	t.Logf("plan:\n%s", text)
+}
+
+// migratePrevious migrates db to the previous release's schema (migration
+// 005).
+func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
+	t.Helper()
+	if err := postgres.MigrateTo(t.Context(), d.(*postgres.Dialect), db, 5); err != nil {
+		t.Fatalf("migrate to 005: %v", err)
 	}
 }

@@ -42,6 +42,8 @@ type Dialect struct {
 	stmts      sqlkit.StmtCache      // the read and the mark, prepared once
 	sess       sessionSQL
 
+	readCritical string // read_critical.sql
+
 	partitionsQ, partitionsMeta, fillSelect, fillUpdate, dupKeys    string
 	read, readAhead, mark, markDelete, markUnblock, fail, failBlock string
 	requeueIDs, requeueAggregate, requeueAll, requeueUnblock        string
@@ -86,6 +88,7 @@ func New(opts ...Option) (*Dialect, error) {
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
+		VersionsExists: load("versions_exists.sql"),
 		Steps: map[string]func(context.Context, dialects.Querier) error{
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
@@ -110,6 +113,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.fillUpdate = load("fill_update.sql")
 	d.read = load("read.sql")
 	d.readAhead = load("read_ahead.sql")
+	d.readCritical = load("read_critical.sql")
 	d.mark = load("mark.sql")
 	d.markDelete = load("mark_delete.sql")
 	d.markUnblock = load("mark_unblock.sql")
@@ -317,6 +321,27 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
 	}
 	return res, nil
+}
+
+// ReadCritical returns the time-critical rows of req.Partitions that no
+// earlier row of their aggregate holds back (read_critical.sql, prepared).
+func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.CriticalRequest) ([]dialects.Record, error) {
+	if req.Limit <= 0 || len(req.Partitions) == 0 {
+		return nil, nil
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, d.readCritical)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/sqlite: read critical: prepare: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, jsonParts(req.Partitions), micros(sqlkit.UTC(req.Now)), req.Limit, sqlkit.CriticalWindow(req))
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/sqlite: read critical: %w", err)
+	}
+	res, err := sqlkit.ScanRead(rows, false, req.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("jitoutbox/sqlite: read critical: %w", err)
+	}
+	return res.Records, nil
 }
 
 // readAheadWindow bounds a read ahead's look, in batches (read_ahead.sql).

@@ -59,3 +59,21 @@ func (d *Dialect) Ownership(ctx context.Context, db *sql.DB, now time.Time) (dia
 func (d *Dialect) PastRetention(ctx context.Context, db *sql.DB, now time.Time, retention time.Duration) (int64, error) {
 	return d.insp.PastRetention(ctx, db, now, retention)
 }
+
+// ListSummaries is List without the payloads (their sizes only); see
+// dialects.Inspector.
+func (d *Dialect) ListSummaries(ctx context.Context, db *sql.DB, f dialects.ListFilter) ([]dialects.Row, error) {
+	return d.insp.ListSummaries(ctx, db, f)
+}
+
+// BlockerSummaries is Blockers without the head rows' payloads; see
+// dialects.Inspector.
+func (d *Dialect) BlockerSummaries(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]dialects.Blocker, error) {
+	return d.insp.BlockerSummaries(ctx, db, now, limit)
+}
+
+// PendingMigrations returns the migrations Migrate would apply, without
+// writing; see dialects.Inspector.
+func (d *Dialect) PendingMigrations(ctx context.Context, db *sql.DB) ([]dialects.Migration, error) {
+	return d.migrator.Pending(ctx, db)
+}

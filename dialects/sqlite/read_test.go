@@ -221,3 +221,49 @@ func TestReadPlan(t *testing.T) {
 	}
 	t.Logf("plan:\n%s\nread of 500 of 100,000 in a quarter of the partitions: %v", text, time.Since(start))
 }
+
+// TestReadCriticalPlan checks on a backlog of ordinary rows that the
+// critical read finds its candidates in critical_idx (only the pending
+// time-critical rows), not by walking the backlog.
+func TestReadCriticalPlan(t *testing.T) {
+	ctx := context.Background()
+	const parts = 64
+	d, db := migrated(t, sqlite.WithPartitions(parts))
+	now := time.Now()
+	events := make([]dialects.Event, 0, 1000)
+	for i := range 20_000 {
+		ev := event(fmt.Sprintf("e%d", i), fmt.Sprintf("a%d", i%500), parts, now)
+		ev.Critical = i%5000 == 0
+		events = append(events, ev)
+		if len(events) == cap(events) {
+			if err := d.Insert(ctx, db, events); err != nil {
+				t.Fatal(err)
+			}
+			events = events[:0]
+		}
+	}
+	b, err := sqlFile("sql/read_critical.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqlkit.Render(b, dialects.DefaultTable),
+		"[0,4,8]", now.UnixMicro(), 500, dialects.CriticalWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	rows.Close()
+	text := strings.Join(plan, "\n")
+	if !strings.Contains(text, "outbox_critical_idx") {
+		t.Fatalf("the critical read does not read critical_idx:\n%s", text)
+	}
+	t.Logf("plan:\n%s", text)
+}

@@ -28,9 +28,11 @@ func target() dialecttest.Target {
 		WithTable:      func(name string) (dialects.Dialect, error) { return sqlite.New(sqlite.WithTable(name)) },
 		WithPartitions: func(n int) (dialects.Dialect, error) { return sqlite.New(sqlite.WithPartitions(n)) },
 		Legacy:         createLegacy,
+		Previous:       migratePrevious,
 		Leases:         true,
 		Lease:          2 * time.Second,
 		SerialWriters:  true,
+		MaxTableName:   63,
 	}
 }
 
@@ -88,5 +90,14 @@ func createLegacy(t testing.TB, db *sql.DB, d dialects.Dialect, rows []dialectte
 			[]byte("p"), r.CreatedAt.UnixMicro(), int(r.State), r.Attempts, r.NextAttemptAt.UnixMicro(), lastErr, published); err != nil {
 			t.Fatalf("version 1 row: %v", err)
 		}
+	}
+}
+
+// migratePrevious migrates db to the previous release's schema (migration
+// 004).
+func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
+	t.Helper()
+	if err := sqlite.MigrateTo(t.Context(), d.(*sqlite.Dialect), db, 4); err != nil {
+		t.Fatalf("migrate to 004: %v", err)
 	}
 }

@@ -96,6 +96,11 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	}
 	t.Cleanup(stopConsumer)
 
+	led := newLedger()
+	if s.backlog > 0 {
+		commitBacklog(ctx, t, ob, tg.bind, led, s.backlog)
+	}
+
 	base := append([]string{"-nats", wakeURL}, br.relayArgs()...)
 	base = append(base, "-poll", relayPoll.String(), "-lease", relayLease.String(), "-publish-timeout", relayPublish.String(),
 		"-batch", strconv.Itoa(relayBatch),
@@ -117,7 +122,6 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 
 	rng := rand.New(rand.NewPCG(uint64(s.seed), 0))
 	start := time.Now()
-	led := newLedger()
 	var pwg sync.WaitGroup
 	prodDone := make(chan struct{})
 	for i := range s.producers {
@@ -273,9 +277,14 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 		sum.dataRaces += strings.Count(log, "WARNING: DATA RACE")
 		sum.panics += strings.Count(log, "panic:")
 	}
+	if s.backlog > 0 {
+		if sum.attemptRows, sum.attemptErrs, err = attemptRows(ctx, tg.db, tg.dialect.Table()); err != nil {
+			t.Fatalf("count rows with attempts: %v", err)
+		}
+	}
+	sum.want = s
 	sum.fill(led, rec)
 	sum.elapsed = time.Since(start)
-	sum.want = s
 	// Printed (not logged) so that the summary shows with -v and on failure.
 	fmt.Println(sum.String())
 	for _, f := range sum.failures() {

@@ -33,6 +33,9 @@ type size struct {
 	// members: relays that join or leave for good, each while another
 	// relay is SIGKILLed.
 	members int
+	// backlog: events of one aggregate committed before the relays start
+	// (TestChaosBacklog).
+	backlog int
 	// rebalance is the relays' -rebalance (0: the relay's default).
 	rebalance                     time.Duration
 	relays, producers, aggregates int
@@ -100,7 +103,7 @@ func sizeFor(b, l size) size {
 
 func (s size) validate() error {
 	if s.events <= 0 || s.relays <= 0 || s.producers <= 0 || s.aggregates < s.producers ||
-		s.kills < 0 || s.churns < 0 || s.cuts < 0 || s.restarts < 0 || s.dbRestarts < 0 || s.members < 0 || s.rebalance < 0 || s.duration < 0 || s.drain <= 0 {
+		s.kills < 0 || s.churns < 0 || s.cuts < 0 || s.restarts < 0 || s.dbRestarts < 0 || s.members < 0 || s.backlog < 0 || s.rebalance < 0 || s.duration < 0 || s.drain <= 0 {
 		return fmt.Errorf("chaos: bad size %+v: events, relays, producers and drain must be positive, aggregates >= producers, counts not negative", s)
 	}
 	return nil

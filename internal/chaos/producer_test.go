@@ -27,6 +27,8 @@ type evRef struct {
 	seq int64
 	tx  string
 	at  time.Time // when Commit returned (zero for an uncertain commit)
+	// critical: the event's transaction was time-critical.
+	critical bool
 }
 
 // ledger records what the producers did. It is safe for concurrent use.
@@ -194,7 +196,7 @@ func (p *producer) one(ctx context.Context, n int) (again bool) {
 			return false
 		}
 		ids = append(ids, id)
-		refs = append(refs, evRef{agg: agg, seq: seq, tx: txID})
+		refs = append(refs, evRef{agg: agg, seq: seq, tx: txID, critical: critical})
 	}
 	l := p.ledger
 	if rollback {

@@ -70,10 +70,17 @@ type summary struct {
 	want                             size
 
 	pending, dead int64
-	drainTimedOut bool
-	produceTime   time.Duration
-	drainTime     time.Duration
-	elapsed       time.Duration
+	// attemptRows: rows whose publish attempts were counted (counted only
+	// by TestChaosBacklog, whose faults must spend none).
+	attemptRows int64
+	attemptErrs []string // the last errors of a few of them
+	// critBehind, critAfter: time-critical commit-to-delivery latency of
+	// events committed while the backlog drained, and after.
+	critBehind, critAfter []time.Duration
+	drainTimedOut         bool
+	produceTime           time.Duration
+	drainTime             time.Duration
+	elapsed               time.Duration
 }
 
 // fill computes the delivery figures from the ledger and the recorder.
@@ -89,6 +96,9 @@ func (s *summary) fill(l *ledger, r *recorder) {
 	s.deliveries, s.redeliveries, s.badMessages = r.deliveries, r.redeliv, r.bad
 	s.orderViolations, s.orderExamples = r.violations, r.examples
 	s.streamSeen = len(r.positions)
+	if s.want.backlog > 0 {
+		s.critBehind, s.critAfter = criticalLatency(l, r)
+	}
 	for id, ref := range l.committed {
 		if r.count[id] == 0 {
 			s.missing++
@@ -176,6 +186,12 @@ func (s *summary) String() string {
 		p("durability warnings at start  %d (must be 0; %d of %d relays checked the stream, %d could not: no leader at the time)",
 			s.durabilityWarns, s.durabilityChecked, s.relaysStarted, s.preflightFailed)
 	}
+	if s.want.backlog > 0 {
+		p("backlog of one aggregate      %d events, committed before the relays started", s.want.backlog)
+		p("time-critical, behind backlog %s (commit to first delivery)", distribution(s.critBehind))
+		p("time-critical, after backlog  %s", distribution(s.critAfter))
+		p("rows with attempts counted    %d (must be 0: only broker outages, kills and cuts)", s.attemptRows)
+	}
 	p("produce / drain / elapsed     %v / %v / %v", s.produceTime.Round(time.Millisecond), s.drainTime.Round(time.Millisecond), s.elapsed.Round(time.Millisecond))
 	for _, o := range s.outages {
 		p("  broker outage: %s", o)
@@ -188,6 +204,9 @@ func (s *summary) String() string {
 	}
 	for _, e := range s.producerRetryList {
 		p("  producer retry after: %v", truncate(e.Error(), 120))
+	}
+	for _, e := range s.attemptErrs {
+		p("  attempt counted: %s", e)
 	}
 	for _, e := range s.missingExamples {
 		p("  missing: %s", e)
@@ -244,6 +263,7 @@ func (s *summary) failures() []string {
 	check(s.badMessages != 0, "%d messages without an event id or with a bad payload", s.badMessages)
 	check(s.pending != 0 || s.dead != 0, "outbox not drained: %d pending, %d dead", s.pending, s.dead)
 	check(s.drainTimedOut, "drain deadline passed")
+	check(s.want.backlog > 0 && s.attemptRows != 0, "%d rows had publish attempts counted, though only broker outages, kills and cuts hit the relays", s.attemptRows)
 	check(s.producerErrors != 0, "%d unexpected producer errors", s.producerErrors)
 	check(s.relayExits != 0, "%d relays exited on their own:\n%s", s.relayExits, strings.Join(s.exitDetails, "\n"))
 	check(len(s.stopErrors) != 0, "relays did not stop cleanly: %v", s.stopErrors)

@@ -5,4 +5,10 @@
 // subject. The tests run against the servers named by JITOUTBOX_POSTGRES_DSN,
 // JITOUTBOX_MYSQL_DSN and JITOUTBOX_NATS_URL and skip (saying so) without
 // them. Helpers to build and drive the relay process are in relayproc.
+//
+// TestUpgradeWithPreviousRelease also builds the previous release (the
+// commit in previousRelease, from this repository's history, with the
+// writer program in testdata/oldrelease) and runs its relays and writers
+// beside this tree's on a table this tree's Migrate migrated under them:
+// the check that a migration keeps the previous release working.
 package e2e

@@ -13,7 +13,9 @@
 // uses for its pool, pgx included: it only needs the DSN), reconnects with
 // backoff when that connection dies, and after every reconnect delivers a
 // wake, because notifications sent while it was away are lost. The payload is
-// empty: a wake is a hint, never data the relay has to trust.
+// empty: a wake is a hint, never data the relay has to trust. The errors it
+// logs never show the DSN's password, even for a DSN lib/pq cannot parse
+// and quotes.
 package pgnotify
 
 import (
@@ -26,6 +28,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/internal/ident"
+	"github.com/jitoutbox/jitoutbox/internal/redact"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/lib/pq"
 )
@@ -127,6 +130,11 @@ func newConfig(opts []Option) (config, error) {
 type Listener struct {
 	dsn string
 	cfg config
+	// secrets are the DSN and its password in every printed form: lib/pq
+	// quotes the whole DSN in the error of a DSN it cannot parse (an
+	// unescaped '%' in a URL's password), and the listener logs that error
+	// on every reconnect.
+	secrets []string
 }
 
 var _ notify.Source = (*Listener)(nil)
@@ -141,7 +149,7 @@ func NewListener(dsn string, opts ...Option) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Listener{dsn: dsn, cfg: cfg}, nil
+	return &Listener{dsn: dsn, cfg: cfg, secrets: redact.Secrets(dsn)}, nil
 }
 
 // Listen opens the dedicated connection and starts delivering wakes until ctx
@@ -170,11 +178,10 @@ func (l *Listener) Listen(ctx context.Context) (<-chan struct{}, error) {
 		case pq.ListenerEventReconnected:
 			log.Info("listener reconnected")
 		case pq.ListenerEventDisconnected:
-			// err is a network or server error; lib/pq errors do not carry the DSN.
-			log.Warn("listener connection lost; reconnecting", "err", err)
+			log.Warn("listener connection lost; reconnecting", "err", redact.Error(err, l.secrets...))
 		case pq.ListenerEventConnectionAttemptFailed:
 			if lastState != pq.ListenerEventConnectionAttemptFailed {
-				log.Warn("listener cannot connect; retrying with backoff", "err", err)
+				log.Warn("listener cannot connect; retrying with backoff", "err", redact.Error(err, l.secrets...))
 			}
 		}
 		lastState = ev
@@ -194,7 +201,7 @@ func (l *Listener) run(ctx context.Context, pl *pq.Listener, wake func()) {
 	case err := <-listened:
 		if err != nil {
 			if ctx.Err() == nil {
-				l.cfg.logger.Error("jitoutbox/pgnotify: LISTEN failed", "channel", l.cfg.channel, "err", err)
+				l.cfg.logger.Error("jitoutbox/pgnotify: LISTEN failed", "channel", l.cfg.channel, "err", redact.Error(err, l.secrets...))
 			}
 			<-ctx.Done()
 			return

@@ -1,14 +1,19 @@
 package pgnotify
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/internal/redact"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 	"github.com/lib/pq"
@@ -196,4 +201,64 @@ func TestTxNotifierDeliversOnCommitOnly(t *testing.T) {
 			t.Fatal("marker notification never arrived")
 		}
 	}
+}
+
+// TestListenerLogsNoPassword: lib/pq quotes a DSN it cannot parse (here an
+// unescaped '%' in the password) in its error, which the listener logs on
+// every reconnect attempt; the password, in every form, appears in no log
+// line. No server is needed: the DSN fails to parse before any dial.
+func TestListenerLogsNoPassword(t *testing.T) {
+	const pw = `pw%zzSECRET#"x`
+	for _, dsn := range []string{
+		"postgres://u:" + pw + "@127.0.0.1:1/db?sslmode=disable",
+		"postgres://u:" + pw + "@127.0.0.1:1/db?sslmode=%zz",
+	} {
+		var buf syncBuf
+		log := slog.New(slog.NewJSONHandler(&buf, nil))
+		l, err := NewListener(dsn, WithLogger(log), WithReconnect(time.Millisecond, 5*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		if _, err := l.Listen(ctx); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(buf.String(), "LISTEN failed") && !strings.Contains(buf.String(), "cannot connect") {
+			if time.Now().After(deadline) {
+				cancel()
+				t.Fatalf("no failure logged: %q", buf.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		out := buf.String()
+		for _, leak := range []string{"SECRET", "zz", `\"x`} {
+			if strings.Contains(out, leak) {
+				t.Errorf("DSN %q: the log holds %q:\n%s", dsn, leak, out)
+			}
+		}
+		if !strings.Contains(out, redact.Mask) && !strings.Contains(out, "invalid") {
+			t.Logf("log: %s", out)
+		}
+	}
+}
+
+// syncBuf is a bytes.Buffer safe for concurrent use.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -38,9 +38,17 @@
 // topic the client is not authorized to write (kerr.TopicAuthorizationFailed),
 // a record the broker rejects as invalid (kerr.InvalidRecord), and, when
 // the client does not allow automatic topic creation
-// (kgo.AllowAutoTopicCreation), a topic that does not exist. Everything else
-// is retryable: leader changes, unreachable brokers (the records of the
-// batch time out with [ErrAckTimeout], which also matches
-// context.DeadlineExceeded, and the relay sees an outage), the context
-// ending.
+// (kgo.AllowAutoTopicCreation), a topic that does not exist. Errors that
+// say the cluster cannot take records now are wrapped with
+// relay.Unavailable, so the relay spends no attempt on them and treats a
+// wave of them as an outage: unreachable brokers (the client retries them
+// until the records time out with [ErrAckTimeout], which also matches
+// context.DeadlineExceeded, or the relay's publish deadline), dial and
+// connection errors, records timed out or retried too often, a closed
+// client, and the broker errors of a cluster in trouble: broker or leader
+// not available (a leader election), not the leader, request timed out,
+// network exception, not enough in-sync replicas, a storage error.
+// Everything else is retryable (a cancelled context, a topic being
+// created). Kafka interprets no record header, so user headers pass
+// unchanged (but those that clash with jitoutbox's).
 package kafkapub

@@ -3,22 +3,26 @@ package kafkapub_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/jitoutbox/jitoutbox/internal/pubtest"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/relay/kafkapub"
 )
 
-// checkOutage asserts that every error is retryable and reads as a timeout,
-// as the relay expects of an outage.
+// checkOutage asserts that every error is unavailable (an outage for the
+// relay) and reads as a timeout.
 func checkOutage(t *testing.T, errs []error, ackTimeout bool) {
 	t.Helper()
 	for i, err := range errs {
-		if err == nil || relay.IsPermanent(err) || !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("message %d: err = %v, want a retryable timeout", i, err)
+		if err == nil || relay.IsPermanent(err) || !errors.Is(err, context.DeadlineExceeded) || !relay.IsUnavailable(err) {
+			t.Errorf("message %d: err = %v, want an unavailable timeout", i, err)
 		}
 		if ackTimeout != errors.Is(err, kafkapub.ErrAckTimeout) {
 			t.Errorf("message %d: err = %v, ErrAckTimeout %v", i, err, !ackTimeout)
@@ -72,4 +76,37 @@ func TestBrokerClosed(t *testing.T) {
 		t.Errorf("Publish returned after %v", d)
 	}
 	checkOutage(t, errs, true)
+}
+
+// TestRelayThroughClusterOutage: the in-process cluster drops the
+// connection of every request for a few seconds (as a broker that is down
+// behind a load balancer) while one-event aggregates trickle in: no
+// attempt spent, the outage logged once, every event published once the
+// cluster answers again (pubtest.Outage). (Closing and restarting kfake
+// would lose what a real cluster keeps across a restart: its producer
+// state and topic ids.)
+func TestRelayThroughClusterOutage(t *testing.T) {
+	pubtest.Outage(t, func(t *testing.T) pubtest.Cut {
+		prefix := randomName("kafkapub-outage-")
+		c := newFake(t, kfake.SeedTopics(1, prefix+".order"))
+		cl := newClient(t, c.ListenAddrs(), kgo.MetadataMinAge(kafkapub.OutageMetadataMinAge))
+		pub, err := kafkapub.New(cl, kafkapub.WithTopicPrefix(prefix), kafkapub.WithAckTimeout(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var down atomic.Bool
+		return pubtest.Cut{Publisher: pub,
+			Down: func(testing.TB) {
+				down.Store(true)
+				c.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+					if !down.Load() {
+						c.DropControl()
+						return nil, nil, false
+					}
+					c.KeepControl()
+					return nil, errors.New("broker down"), true
+				})
+			},
+			Up: func(testing.TB) { down.Store(false) }}
+	})
 }

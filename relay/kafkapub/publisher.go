@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -48,10 +49,11 @@ func New(cl *kgo.Client, opts ...Option) (*Publisher, error) {
 	return newPublisher(cl, false, o)
 }
 
-// Open builds a client for the seed brokers (host:port) with the options of
+// Open builds a client for the seed brokers (host:port) with
+// kgo.MetadataMinAge(OutageMetadataMinAge), then the options of
 // WithClientOptions, then kgo.RequiredAcks(kgo.AllISRAcks()); idempotent
 // writes are on, as they are by default. The client connects lazily: Open
-// does no I/O, and an unreachable cluster shows as retryable errors from
+// does no I/O, and an unreachable cluster shows as unavailable errors from
 // Publish. Close closes the client.
 func Open(seeds []string, opts ...Option) (*Publisher, error) {
 	if len(seeds) == 0 {
@@ -61,8 +63,8 @@ func Open(seeds []string, opts ...Option) (*Publisher, error) {
 	if err != nil {
 		return nil, err
 	}
-	kopts := make([]kgo.Opt, 0, len(o.clientOpts)+2)
-	kopts = append(kopts, kgo.SeedBrokers(seeds...))
+	kopts := make([]kgo.Opt, 0, len(o.clientOpts)+3)
+	kopts = append(kopts, kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(OutageMetadataMinAge))
 	kopts = append(kopts, o.clientOpts...)
 	kopts = append(kopts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	cl, err := kgo.NewClient(kopts...)
@@ -76,6 +78,14 @@ func Open(seeds []string, opts ...Option) (*Publisher, error) {
 	}
 	return p, nil
 }
+
+// OutageMetadataMinAge is the minimum time between the metadata loads of a
+// client Open builds (kgo.MetadataMinAge; franz-go's default is 5s). After
+// a broker outage the client produces again only once it has loaded the
+// metadata anew, so the default would hold the relay's first probe after
+// the cluster is back for up to 5s; a client given to New should set it
+// likewise. A later kgo.MetadataMinAge in WithClientOptions overrides it.
+const OutageMetadataMinAge = 500 * time.Millisecond
 
 func newPublisher(cl *kgo.Client, owned bool, o *options) (*Publisher, error) {
 	if acks, _ := cl.OptValue(kgo.RequiredAcks).(kgo.Acks); acks != kgo.AllISRAcks() {

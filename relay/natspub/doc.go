@@ -31,10 +31,25 @@
 //
 // # Errors
 //
-// Errors that retrying cannot fix are wrapped with relay.Permanent, so the
-// relay dead-letters the event at once: a message larger than the server's
-// max payload or the stream's max message size, and a subject that is not a
-// valid NATS publish subject. Everything else (no stream for the subject,
-// acknowledgement timeouts, a disconnected or closed connection, the context
-// ending) is retryable.
+// Errors are classified for the relay. Errors that retrying cannot fix are
+// wrapped with relay.Permanent, so the relay dead-letters the event at
+// once: a message larger than the server's max payload or the stream's max
+// message size, a subject that is not a valid NATS publish subject, and
+// any JetStream API error with status 400, which the stream returns for
+// the message itself (a wrong last sequence from a Nats-Expected-* header,
+// headers too large, an invalid per-message TTL). Errors that say the
+// broker cannot take messages now are wrapped with relay.Unavailable, so
+// the relay spends no attempt on them and treats a wave of them as an
+// outage: a connection not connected, reconnecting, draining or closed, no
+// server reachable, no responders (no stream leader, a server restarting;
+// also a subject no stream captures), acknowledgement and flush timeouts
+// ([ErrAckTimeout]) and the relay's publish deadline, too many publishes
+// awaiting their acknowledgement, and JetStream API errors with status 503
+// ("JetStream system temporarily unavailable", insufficient resources, a
+// full stream with DiscardNew) or an offline stream. Anything else (a
+// custom Router's error, a cancelled context, another API error) is
+// retryable.
+//
+// User headers named "Nats-..." (any case), which txoutbox refuses but a
+// row written otherwise may carry, are dropped: the server reserves them.
 package natspub

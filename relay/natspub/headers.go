@@ -2,6 +2,7 @@ package natspub
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -12,7 +13,12 @@ import (
 
 // Header names set on every published message. User headers never use the
 // "Jitoutbox-" or "Nats-" prefixes (txoutbox rejects them), so these always
-// describe the event.
+// describe the event. A user header with the "Nats-" prefix (any case) in a
+// row written by something other than txoutbox is dropped: the server
+// reserves those names and acts on them (Nats-Expected-Last-Subject-Sequence
+// would make JetStream refuse the message on every try, Nats-TTL or
+// Nats-Rollup would change what the stream keeps); on a clash with a
+// "Jitoutbox-" header, jitoutbox's wins.
 const (
 	// HeaderMsgID is JetStream's deduplication header; JetStream sets it to
 	// the event id. Core NATS messages do not carry it.
@@ -98,6 +104,9 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 	}
 	h := make(nats.Header, n)
 	for k, v := range m.Headers {
+		if reservedHeader(k) {
+			continue
+		}
 		h.Set(k, v)
 	}
 	vals := make([]string, 0, n-len(m.Headers))
@@ -140,6 +149,15 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 		}
 	}
 	return &nats.Msg{Subject: subject, Header: h, Data: m.Payload}
+}
+
+// reservedPrefix starts the header names the NATS server reserves.
+const reservedPrefix = "nats-"
+
+// reservedHeader reports whether a user header name is one the server
+// reserves (prefix "Nats-", any case).
+func reservedHeader(k string) bool {
+	return len(k) >= len(reservedPrefix) && strings.EqualFold(k[:len(reservedPrefix)], reservedPrefix)
 }
 
 // EventID returns the jitoutbox event id of a received message, "" if it

@@ -94,3 +94,27 @@ func TestNewMsgDebeziumAndDead(t *testing.T) {
 		}
 	}
 }
+
+// TestNewMsgDropsReservedHeaders: user headers the NATS server reserves
+// ("Nats-", any case), which a row written by something other than
+// txoutbox may carry, are dropped; the others are kept, and jitoutbox's
+// own Nats-Msg-Id stays.
+func TestNewMsgDropsReservedHeaders(t *testing.T) {
+	m := testMessage()
+	m.Headers = map[string]string{
+		"Nats-Expected-Last-Subject-Sequence": "999", "nats-ttl": "1s", "NATS-Rollup": "sub",
+		"Nats-Msg-Id": "not-the-event", "natsy": "kept", "X-Trace": "kept",
+	}
+	msg := newMsg("events.order", &m, m.ID, "", false)
+	for k := range msg.Header {
+		if reservedHeader(k) && k != HeaderMsgID {
+			t.Errorf("reserved user header %s kept", k)
+		}
+	}
+	if got := msg.Header.Values(HeaderMsgID); len(got) != 1 || got[0] != m.ID {
+		t.Errorf("Nats-Msg-Id = %q, want the event id", got)
+	}
+	if msg.Header.Get("natsy") != "kept" || msg.Header.Get("X-Trace") != "kept" {
+		t.Errorf("headers without the reserved prefix dropped: %v", msg.Header)
+	}
+}

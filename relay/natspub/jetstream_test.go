@@ -346,3 +346,26 @@ func TestJetStreamAckTimeoutIsRetryableDeadline(t *testing.T) {
 		t.Errorf("Publish took %v", d)
 	}
 }
+
+// TestJetStreamReservedUserHeaderNeverRefused: a row written by something
+// other than txoutbox with a header the server reserves
+// (Nats-Expected-Last-Subject-Sequence, which would make the stream refuse
+// the message with error 10071 on every try) is published: the header is
+// dropped, in a batch of one and in a larger one.
+func TestJetStreamReservedUserHeaderNeverRefused(t *testing.T) {
+	ctx := ctxTimeout(t, 30*time.Second)
+	_, js := newJS(t, testnats.URL(t))
+	s, prefix := testnats.Stream(t, js)
+	p := newJetStreamPub(t, js, natspub.WithSubjectPrefix(prefix))
+	batch := testMessages(3)
+	for i := range batch {
+		batch[i].Headers[jetstream.ExpectedLastSubjSeqHeader] = "999"
+	}
+	requireAllOK(t, publish(ctx, p, batch[:1]))
+	requireAllOK(t, publish(ctx, p, batch[1:]))
+	for _, m := range readStream(t, ctx, s, len(batch)) {
+		if v := m.Headers().Get(jetstream.ExpectedLastSubjSeqHeader); v != "" {
+			t.Errorf("stored message carries %s: %q", jetstream.ExpectedLastSubjSeqHeader, v)
+		}
+	}
+}

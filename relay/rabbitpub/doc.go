@@ -43,17 +43,26 @@
 //   - a route or message AMQP cannot carry ([ErrInvalidRoute],
 //     [ErrInvalidMessage]).
 //
-// Everything else is retryable: a negative confirm ([ErrNacked]), a confirm
-// timeout ([ErrConfirmTimeout]), a channel closed because of another
-// message ([ErrChannelClosed]), and a connection that cannot be opened or
-// is lost ([ErrNotConnected]): every unconfirmed message of the batch gets
-// that error, the relay backs off, and the next Publish connects again. A
-// connection the broker has blocked (connection.blocked, on a memory or
-// disk alarm) fails the batch the same way until the alarm clears. When the
-// context given to Publish ends, every unconfirmed message gets the
-// context's error, and the connection is dropped so that late confirms and
-// returns cannot be mistaken for a later batch's; a publish blocked on a
-// socket write ends then too.
+// Errors that say the broker cannot take messages now are wrapped with
+// relay.Unavailable, so the relay spends no attempt on them and treats a
+// wave of them as an outage: a connection that cannot be opened (refused,
+// reset, a failed handshake) or is lost ([ErrNotConnected]), a connection
+// the broker has blocked (connection.blocked, on a memory or disk alarm,
+// until the alarm clears), a confirm timeout ([ErrConfirmTimeout]) or the
+// relay's publish deadline, a channel closed by a broker shutting down or
+// failing (320, 506, 541) or without a reason ([ErrChannelClosed]), and a
+// closed publisher ([ErrClosed]). Every unconfirmed message of the batch
+// gets that error, and the next Publish connects again. Everything else is
+// retryable: a negative confirm ([ErrNacked]) and a channel the broker
+// closed because of another message of the batch ([ErrChannelClosed] with
+// 403, 404 or 406). When the context given to Publish ends, every
+// unconfirmed message gets the context's error, and the connection is
+// dropped so that late confirms and returns cannot be mistaken for a later
+// batch's; a publish blocked on a socket write ends then too.
+//
+// User headers named "CC" or "BCC", which RabbitMQ reads as sender-selected
+// routing lists and refuses as strings (406, closing the channel on every
+// try), are dropped.
 //
 // The broker URL may hold a password: the publisher never logs it or puts
 // it in an error.

@@ -84,8 +84,8 @@ func TestConnectionCut(t *testing.T) {
 	checkOutage := func(when string, errs []error) {
 		t.Helper()
 		for i, err := range errs {
-			if !errors.Is(err, rabbitpub.ErrNotConnected) || relay.IsPermanent(err) {
-				t.Errorf("%s: errs[%d] = %v, want retryable ErrNotConnected", when, i, err)
+			if !errors.Is(err, rabbitpub.ErrNotConnected) || relay.IsPermanent(err) || !relay.IsUnavailable(err) {
+				t.Errorf("%s: errs[%d] = %v, want unavailable ErrNotConnected", when, i, err)
 			}
 		}
 	}

@@ -47,14 +47,18 @@ const (
 )
 
 // newPublishing builds the AMQP message for m: persistent, MessageId = event
-// id, Type = event type, Timestamp = created at, the user's headers and then
-// jitoutbox's. It fails (permanently) when a short-string field is too long.
+// id, Type = event type, Timestamp = created at, the user's headers (but
+// "CC" and "BCC": reservedHeader) and then jitoutbox's. It fails
+// (permanently) when a short-string field is too long.
 func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 	if len(m.ID) > MaxNameLen || len(m.EventType) > MaxNameLen || len(m.ContentType) > MaxNameLen {
 		return amqp.Publishing{}, relay.Permanent(fmt.Errorf("%w: event id, event type or content type longer than %d bytes", ErrInvalidMessage, MaxNameLen))
 	}
 	h := make(amqp.Table, len(m.Headers)+10)
 	for k, v := range m.Headers {
+		if reservedHeader(k) {
+			continue
+		}
 		if len(k) > MaxNameLen {
 			return amqp.Publishing{}, relay.Permanent(fmt.Errorf("%w: header name of %d bytes is longer than %d", ErrInvalidMessage, len(k), MaxNameLen))
 		}
@@ -91,6 +95,15 @@ func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 		Timestamp:    m.CreatedAt,
 		Body:         m.Payload,
 	}, nil
+}
+
+// reservedHeader reports whether a user header name is one RabbitMQ acts
+// on and refuses as a string: "CC" and "BCC" (sender-selected distribution
+// lists, which must be arrays) make the broker close the channel with 406
+// PRECONDITION_FAILED on every try. RabbitMQ matches them exactly, case
+// included. Headers starting "x-" are accepted as strings and passed on.
+func reservedHeader(k string) bool {
+	return k == "CC" || k == "BCC"
 }
 
 // EventID returns the jitoutbox event id of a received message, "" if it

@@ -25,8 +25,8 @@ type inflight struct {
 // A message the broker returns as unroutable gets a permanent error
 // wrapping ErrUnroutable, and one published to a missing exchange a
 // permanent error wrapping ErrExchangeNotFound; a lost connection gives
-// every unconfirmed message a retryable error wrapping ErrNotConnected, and
-// the next Publish connects again.
+// every unconfirmed message an unavailable error (relay.IsUnavailable)
+// wrapping ErrNotConnected, and the next Publish connects again.
 func (p *Publisher) Publish(ctx context.Context, batch []relay.Message, errs []error) {
 	if len(batch) == 0 {
 		return
@@ -44,11 +44,11 @@ func (p *Publisher) Publish(ctx context.Context, batch []relay.Message, errs []e
 	}
 	s, err := p.session(ctx)
 	if err != nil {
-		fill(errs, err)
+		fill(errs, classify(err))
 		return
 	}
 	if err := s.blockedError(); err != nil {
-		fill(errs, err)
+		fill(errs, classify(err))
 		return
 	}
 	wctx, cancel := context.WithTimeout(ctx, p.opts.confirmTimeout)

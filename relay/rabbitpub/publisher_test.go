@@ -289,3 +289,25 @@ func TestDefaultRouter(t *testing.T) {
 func nilDial(context.Context) (*amqp.Connection, error) {
 	return nil, errors.New("no dial in this test")
 }
+
+// TestReservedUserHeadersNeverRefused: a row written by something other
+// than txoutbox with a "CC" or "BCC" header (which RabbitMQ refuses as a
+// string, closing the channel on every try) is delivered without it.
+func TestReservedUserHeadersNeverRefused(t *testing.T) {
+	ctx := ctxTimeout(t, 30*time.Second)
+	b := newBroker(t)
+	x := b.exchange()
+	q := b.queue(x, "order.#")
+	p := newPub(t, b.url, rabbitpub.WithExchange(x))
+	batch := testMessages(2)
+	batch[0].Headers["CC"] = "order.copy"
+	batch[1].Headers["BCC"] = "order.copy"
+	noErrors(t, publish(ctx, p, batch))
+	for _, d := range b.consume(q, len(batch)) {
+		for _, k := range []string{"CC", "BCC"} {
+			if v, ok := d.Headers[k]; ok {
+				t.Errorf("%s: header %s = %v delivered", rabbitpub.EventID(&d), k, v)
+			}
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Command benchtable turns `go test -bench` output into markdown: one table
 // per benchmark (rows: sub-benchmarks, columns: the reported units) and a
-// section of ratios and targets computed from the same figures, so that
-// bench/README.md never carries a figure typed by hand.
+// section of ratios and targets computed from the same figures, so that a
+// run's tables (bench/results/<date>.md) are never typed by hand.
 //
 //	go run ./bench/cmd/benchtable -machine "2 vCPU ..." -note "..." bench/results/2026-01-01.txt > table.md
 package main

@@ -3,10 +3,10 @@ package sqlkit
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +23,7 @@ type Inspector struct {
 	validID                      func(string) bool
 	nowArgs                      int
 	ownershipArgs                func(ctx context.Context, db *sql.DB, now time.Time) ([]any, error)
+	sizes                        summarySQL
 }
 
 // InspectorConfig describes how a dialect binds inspection arguments.
@@ -31,7 +32,8 @@ type InspectorConfig struct {
 	Op string
 	// Files holds sql/inspect_list.sql, sql/inspect_list_aggregate.sql,
 	// sql/inspect_get.sql, sql/inspect_blockers.sql,
-	// sql/inspect_ownership.sql and sql/inspect_past_retention.sql.
+	// sql/inspect_ownership.sql, sql/inspect_past_retention.sql and the
+	// payload-less listings (see summarySQL).
 	Files fs.FS
 	// Table is the validated table name.
 	Table string
@@ -74,6 +76,10 @@ func NewInspector(c InspectorConfig) (*Inspector, error) {
 		}
 		*f.dst = s
 	}
+	var err error
+	if in.sizes, err = loadSummaries(load); err != nil {
+		return nil, err
+	}
 	return in, nil
 }
 
@@ -96,12 +102,9 @@ func (in *Inspector) List(ctx context.Context, db *sql.DB, f dialects.ListFilter
 	var out []dialects.Row
 	for rows.Next() {
 		var s rowScan
-		if err := rows.Scan(s.dest()...); err != nil {
-			return nil, fmt.Errorf("%s: list: scan: %w", in.op, err)
-		}
-		r, err := s.row()
+		r, err := s.scan(rows, nil, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: list: %w", in.op, err)
+			return nil, fmt.Errorf("%s: list: scan: %w", in.op, err)
 		}
 		out = append(out, r)
 	}
@@ -116,16 +119,25 @@ func (in *Inspector) Get(ctx context.Context, db *sql.DB, id string) (dialects.R
 	if in.validID != nil && !in.validID(id) {
 		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, dialects.ErrEventNotFound)
 	}
-	var s rowScan
-	err := db.QueryRowContext(ctx, in.get, id).Scan(s.dest()...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, dialects.ErrEventNotFound)
-	}
+	// Rows, not QueryRow: a row that does not scan is scanned again
+	// column by column (scanTolerant), which sql.Row does not allow.
+	rows, err := db.QueryContext(ctx, in.get, id)
 	if err != nil {
 		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
 	}
-	r, err := s.row()
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
+		}
+		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, dialects.ErrEventNotFound)
+	}
+	var s rowScan
+	r, err := s.scan(rows, nil, nil)
 	if err != nil {
+		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
+	}
+	if err := rows.Close(); err != nil {
 		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
 	}
 	return r, nil
@@ -150,13 +162,9 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 	for rows.Next() {
 		var b dialects.Blocker
 		var s rowScan
-		dest := append([]any{&b.AggregateType, &b.AggregateID, &b.Pending, &b.Dead}, s.dest()...)
-		if err := rows.Scan(dest...); err != nil {
-			return nil, fmt.Errorf("%s: blockers: scan: %w", in.op, err)
-		}
-		r, err := s.row()
+		r, err := s.scan(rows, []any{&b.AggregateType, &b.AggregateID, &b.Pending, &b.Dead}, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
+			return nil, fmt.Errorf("%s: blockers: scan: %w", in.op, err)
 		}
 		b.Head = &r
 		b.Reason = dialects.BlockBackingOff
@@ -231,24 +239,44 @@ func (in *Inspector) PastRetention(ctx context.Context, db *sql.DB, now time.Tim
 }
 
 // rowScan holds one row in inspect scan order; every column is nullable so
-// that the LEFT JOIN of inspect_blockers.sql scans too.
+// that the LEFT JOIN of inspect_blockers.sql scans too. The last column is
+// the table's partition count (from <table>_meta), against which the
+// row's partition is checked.
 type rowScan struct {
 	seq, attempts, state                       sql.NullInt64
 	id, aggType, aggID, eventType, contentType sql.NullString
 	headers, idem, payloadJSON, lastError      sql.NullString
-	part                                       sql.NullInt64
+	part, partitions                           sql.NullInt64
 	payload                                    []byte
 	critical                                   sql.NullBool
 	created, nextAttempt, publishedAt          NullTime
 }
 
-func (s *rowScan) dest() []any {
-	return []any{&s.seq, &s.id, &s.aggType, &s.aggID, &s.eventType, &s.payload, &s.contentType,
-		&s.headers, &s.idem, &s.critical, &s.created, &s.attempts, &s.payloadJSON, &s.state,
-		&s.nextAttempt, &s.part, &s.lastError, &s.publishedAt}
-}
+// blockerColumnNames names the columns inspect_blockers.sql returns before
+// the row's.
+var blockerColumnNames = []string{"aggregate_type", "aggregate_id", "pending", "dead"}
 
-func (s *rowScan) row() (dialects.Row, error) {
+// scan scans the current row of rows, after the targets of the columns
+// before the row's (lead: inspect_blockers.sql's aggregate and counts) and
+// before those after it (tail: the payload size of the *_sizes.sql
+// statements), and returns it. A column that cannot be decoded, or a partition outside
+// [0, partitions), is returned in Row.Bad, not as an error.
+func (s *rowScan) scan(rows *sql.Rows, lead, tail []any) (dialects.Row, error) {
+	dest := append(lead, &s.seq, &s.id, &s.aggType, &s.aggID, &s.eventType, &s.payload, &s.contentType,
+		&s.headers, &s.idem, &s.critical, &s.created, &s.attempts, &s.payloadJSON, &s.state,
+		&s.nextAttempt, &s.part, &s.lastError, &s.publishedAt, &s.partitions)
+	dest = append(dest, tail...)
+	names := inspectColumnNames
+	if len(lead) > 0 {
+		names = append(blockerColumnNames[:len(lead):len(lead)], names...)
+	}
+	if len(tail) > 0 {
+		names = append(names[:len(names):len(names)], "payload_size")
+	}
+	bad, err := scanTolerant(rows, dest, names)
+	if err != nil {
+		return dialects.Row{}, err
+	}
 	var r dialects.Row
 	r.Seq = s.seq.Int64
 	r.ID = s.id.String
@@ -262,8 +290,8 @@ func (s *rowScan) row() (dialects.Row, error) {
 	r.ContentType = s.contentType.String
 	if s.headers.Valid {
 		h, err := DecodeHeaders(&s.headers.String)
-		if err != nil {
-			return r, fmt.Errorf("seq %d: %w", r.Seq, err)
+		if err != nil && bad == nil {
+			bad = headersError(s.headers.String, err)
 		}
 		r.Headers = h
 	}
@@ -276,5 +304,11 @@ func (s *rowScan) row() (dialects.Row, error) {
 	r.Partition = int(s.part.Int64)
 	r.LastError = s.lastError.String
 	r.PublishedAt = s.publishedAt.Time
+	r.PayloadSize = len(r.Payload)
+	if p, n := s.part, s.partitions; bad == nil && p.Valid && n.Valid && (p.Int64 < 0 || p.Int64 >= n.Int64) {
+		bad = &dialects.RowError{Column: "part", Raw: strconv.FormatInt(p.Int64, 10),
+			Err: fmt.Errorf("partition %d is outside [0, %d): no relay reads it", p.Int64, n.Int64)}
+	}
+	r.Bad = bad
 	return r, nil
 }

@@ -122,6 +122,9 @@ type Migrator struct {
 	// LegacyExists returns a row when the outbox table exists: a table
 	// made before versioned migrations is at version 1.
 	LegacyExists string
+	// VersionsExists returns a row when the <table>_migrations table
+	// exists (Pending, which must not create it).
+	VersionsExists string
 	// Steps are the Go steps migration files name.
 	Steps map[string]func(ctx context.Context, q dialects.Querier) error
 	// Name prefixes errors ("jitoutbox/postgres").

@@ -21,7 +21,9 @@ const RecordColumns = 13
 // when withJSON, the JSON payload text (NULL when the payload is in the
 // payload column), then the read's horizon (dialects.ReadResult.Horizon,
 // the same on every row). hint is the number of rows expected (the read's
-// limit), to size the result. Records are sorted by Seq.
+// limit), to size the result. Records are sorted by Seq. A row with a
+// column that cannot be decoded is returned with Record.Bad set (see
+// dialects.RowError), never as an error of the read.
 func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, error) {
 	defer rows.Close()
 	out := make([]dialects.Record, 0, max(hint, 0))
@@ -43,9 +45,19 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 	}
 	var horizon sql.NullInt64
 	dest = append(dest, &horizon)
+	names := append(readColumnNames[:RecordColumns:RecordColumns], "payload_json")
+	if !withJSON {
+		names = names[:RecordColumns]
+	}
+	names = append(names, "horizon")
 	for rows.Next() {
 		r, payload, pj = dialects.Record{}, nil, sql.NullString{}
-		if err := rows.Scan(dest...); err != nil {
+		headers, idem, created = sql.NullString{}, sql.NullString{}, NullTime{}
+		// A column that cannot be decoded marks the row bad (Record.Bad)
+		// instead of failing the read: the relay dead-letters it and
+		// goes on with the others.
+		bad, err := scanTolerant(rows, dest, names)
+		if err != nil {
 			return dialects.ReadResult{}, fmt.Errorf("jitoutbox: scan row: %w", err)
 		}
 		if pj.Valid {
@@ -54,13 +66,14 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 		r.Payload = Payload(payload)
 		if headers.Valid {
 			h, err := DecodeHeaders(&headers.String)
-			if err != nil {
-				return dialects.ReadResult{}, fmt.Errorf("seq %d: %w", r.Seq, err)
+			if err != nil && bad == nil {
+				bad = headersError(headers.String, err)
 			}
 			r.Headers = h
 		}
 		r.IdempotencyKey = idem.String
 		r.CreatedAt = created.Time
+		r.Bad = bad
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
@@ -107,4 +120,13 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 	}
 	slices.SortFunc(recs, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	return recs, nil
+}
+
+// CriticalWindow returns the candidates a critical read looks at: the
+// request's window, or dialects.CriticalWindow when unset.
+func CriticalWindow(req dialects.CriticalRequest) int {
+	if req.Window <= 0 {
+		return dialects.CriticalWindow
+	}
+	return req.Window
 }

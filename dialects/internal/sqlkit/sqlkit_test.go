@@ -142,3 +142,30 @@ func TestSplitStatementsKeepsDollarQuotedBodies(t *testing.T) {
 		}
 	}
 }
+
+// Stats' times never fail on a value that does not parse (a bad row):
+// they are left zero.
+func TestLenientTime(t *testing.T) {
+	var l lenientTime
+	if err := l.Scan("garbage"); err != nil || l.Valid || !l.Time.IsZero() {
+		t.Fatalf("Scan(garbage) = %v, %+v; want nil and zero", err, l)
+	}
+	if err := l.Scan(int64(1)); err != nil || !l.Valid || !l.Time.Equal(time.UnixMicro(1)) {
+		t.Fatalf("Scan(1) = %v, %+v", err, l)
+	}
+	if err := l.Scan([]byte("infinity")); err != nil || l.Valid {
+		t.Fatalf("Scan(infinity) = %v, %+v; want nil and zero", err, l)
+	}
+}
+
+func TestRawTextCuts(t *testing.T) {
+	long := strings.Repeat("x", dialects.MaxRawBytes+10)
+	for _, c := range []struct {
+		in   any
+		want string
+	}{{nil, ""}, {[]byte("5"), "5"}, {"{\"k\":", "{\"k\":"}, {int64(-3), "-3"}, {[]byte(long), long[:dialects.MaxRawBytes]}, {long, long[:dialects.MaxRawBytes]}} {
+		if got := rawText(c.in); got != c.want {
+			t.Errorf("rawText(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

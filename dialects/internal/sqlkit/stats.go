@@ -13,16 +13,17 @@ import (
 // and fills dialects.Stats. The statement returns, in order: pending
 // count, oldest pending created_at, dead count, published count up to the
 // cap, seq and published_at of the oldest published row, the highest seq,
-// and the aggregates blocked behind a dead row and behind a retry. prefix
+// the aggregates blocked behind a dead row and behind a retry, and the
+// pending and dead rows whose partition is outside [0, P). prefix
 // starts the error ("jitoutbox/postgres").
 func ReadStats(ctx context.Context, db *sql.DB, query, prefix string) (dialects.Stats, error) {
 	var (
 		s                    dialects.Stats
-		oldest, oldestPubAt  NullTime
+		oldest, oldestPubAt  lenientTime
 		oldestPubSeq, maxSeq sql.NullInt64
 	)
 	err := db.QueryRowContext(ctx, query, dialects.StatsExactPublished+1).Scan(
-		&s.Pending, &oldest, &s.Dead, &s.Published, &oldestPubSeq, &oldestPubAt, &maxSeq, &s.BlockedDead, &s.BlockedRetry)
+		&s.Pending, &oldest, &s.Dead, &s.Published, &oldestPubSeq, &oldestPubAt, &maxSeq, &s.BlockedDead, &s.BlockedRetry, &s.BadPartition)
 	if err != nil {
 		return dialects.Stats{}, fmt.Errorf("%s: stats: %w", prefix, err)
 	}
@@ -40,4 +41,18 @@ func ReadStats(ctx context.Context, db *sql.DB, query, prefix string) (dialects.
 // and dead rows; never below the exact count's cap.
 func estimatePublished(s dialects.Stats, oldestSeq, maxSeq int64) int64 {
 	return max(maxSeq-oldestSeq+1-s.Pending-s.Dead, dialects.StatsExactPublished+1)
+}
+
+// lenientTime scans a time as NullTime does, but leaves it zero instead of
+// failing when the stored value does not parse (a bad row, see
+// dialects.RowError): one such row must not make Stats fail. The
+// Inspector reports the row itself.
+type lenientTime struct{ NullTime }
+
+// Scan implements sql.Scanner.
+func (l *lenientTime) Scan(src any) error {
+	if err := l.NullTime.Scan(src); err != nil {
+		l.NullTime = NullTime{}
+	}
+	return nil
 }

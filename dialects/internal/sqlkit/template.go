@@ -17,6 +17,29 @@ func ValidateTable(name string) error {
 	return nil
 }
 
+// LongestSuffix is the length of the longest suffix a dialect appends to
+// the table's name to name an index, a constraint or a side table
+// ("_idempotency_key_idx"; TestLongestSuffix checks every dialect's SQL).
+const LongestSuffix = len("_idempotency_key_idx")
+
+// MaxTableName returns the longest table name (its last part) a database
+// with identifiers of at most identLimit bytes accepts: every derived
+// name must fit.
+func MaxTableName(identLimit int) int { return identLimit - LongestSuffix }
+
+// ValidateTableFor checks name as ValidateTable does and refuses, with a
+// *dialects.TableNameError, a last part longer than MaxTableName(identLimit).
+func ValidateTableFor(name, dialect string, identLimit int) error {
+	if err := ValidateTable(name); err != nil {
+		return err
+	}
+	last := name[strings.LastIndexByte(name, '.')+1:]
+	if max := MaxTableName(identLimit); len(last) > max {
+		return &dialects.TableNameError{Table: name, Dialect: dialect, Max: max, IdentLimit: identLimit}
+	}
+	return nil
+}
+
 // Render prepares an embedded SQL template: lines starting with "--" are
 // dropped, surrounding blank space is trimmed, {{table}} becomes the
 // (validated) table name and {{name}} its last part (for index and

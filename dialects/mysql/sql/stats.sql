@@ -8,7 +8,9 @@
 --     published_at); above that the dialect estimates it from the seqs of
 --     the oldest published row (first entry of the cleanup index's state =
 --     1 range) and of the newest row (the primary key's last entry);
---   blocked aggregates: the blocked table (one row per blocked aggregate).
+--   blocked aggregates: the blocked table (one row per blocked aggregate);
+--   pending and dead rows with a partition outside [0, P): the part
+--     index's (state, part) ranges below 0 and from P up.
 -- Columns: see sqlkit.ReadStats. dialects/mysql's TestStatsCost checks the
 -- plan.
 SELECT
@@ -20,4 +22,6 @@ SELECT
     (SELECT published_at FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT MAX(seq) FROM {{table}}),
     (SELECT COUNT(*) FROM {{table}}_blocked WHERE dead),
-    (SELECT COUNT(*) FROM {{table}}_blocked WHERE NOT dead)
+    (SELECT COUNT(*) FROM {{table}}_blocked WHERE NOT dead),
+    (SELECT COUNT(*) FROM {{table}} WHERE state IN (0, 2)
+         AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m)))

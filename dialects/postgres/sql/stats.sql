@@ -8,7 +8,10 @@
 --     (state = 1); above that the dialect estimates it from the seqs of
 --     the oldest published row (first entry of the cleanup index) and of
 --     the newest row (the primary key's last entry);
---   blocked aggregates: the blocked table (one row per blocked aggregate).
+--   blocked aggregates: the blocked table (one row per blocked aggregate);
+--   rows with a partition outside [0, P): in the same pass over the
+--     pending rows as their count, and the dead rows through the dead
+--     index.
 -- Columns: see sqlkit.ReadStats. dialects/postgres's TestStatsCost checks
 -- the plan.
 SELECT p.n, p.oldest,
@@ -17,8 +20,12 @@ SELECT p.n, p.oldest,
     o.seq, o.published_at,
     (SELECT max(seq) FROM {{table}}),
     (SELECT count(*) FROM {{table}}_blocked WHERE dead),
-    (SELECT count(*) FROM {{table}}_blocked WHERE NOT dead)
-FROM (SELECT count(*) AS n, min(created_at) AS oldest FROM {{table}} WHERE state = 0) p
+    (SELECT count(*) FROM {{table}}_blocked WHERE NOT dead),
+    p.bad + (SELECT count(*) FROM {{table}} WHERE state = 2
+                 AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m)))
+FROM (SELECT count(*) AS n, min(created_at) AS oldest,
+             count(*) FILTER (WHERE part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m)) AS bad
+      FROM {{table}} WHERE state = 0) p
 LEFT JOIN LATERAL (
     SELECT seq, published_at FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1
 ) o ON TRUE

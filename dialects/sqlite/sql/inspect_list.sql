@@ -1,7 +1,8 @@
 -- Columns (inspect scan order): seq, id, aggregate_type, aggregate_id, event_type,
 -- payload, content_type, headers, idempotency_key, critical, created_at,
 -- attempts, payload_json, state, next_attempt_at, part, last_error,
--- published_at.
+-- published_at, then the table's partition count (the row's partition
+-- must be below it).
 -- Args: state, after seq, limit.
 SELECT o.seq,
        o.id,
@@ -20,7 +21,8 @@ SELECT o.seq,
        o.next_attempt_at,
        o.part,
        o.last_error,
-       o.published_at
+       o.published_at,
+       (SELECT m.partitions FROM {{table}}_meta m)
 FROM {{table}} o
 WHERE o.state = ? AND o.seq > ?
 ORDER BY o.seq

@@ -8,7 +8,9 @@
 --     (state = 1); above that the dialect estimates it from the seqs of
 --     the oldest published row (first entry of the cleanup index) and of
 --     the newest row (the rowid's last entry);
---   blocked aggregates: the blocked table (one row per blocked aggregate).
+--   blocked aggregates: the blocked table (one row per blocked aggregate);
+--   pending and dead rows with a partition outside [0, P): the pending
+--     rows through the claim index, the dead rows through the dead index.
 -- Columns: see sqlkit.ReadStats. dialects/sqlite's TestStatsCost checks
 -- the plan.
 SELECT
@@ -20,4 +22,8 @@ SELECT
     (SELECT published_at FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT max(seq) FROM {{table}}),
     (SELECT count(*) FROM {{table}}_blocked WHERE dead),
-    (SELECT count(*) FROM {{table}}_blocked WHERE NOT dead)
+    (SELECT count(*) FROM {{table}}_blocked WHERE NOT dead),
+    (SELECT count(*) FROM {{table}} WHERE state = 0
+         AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m)))
+    + (SELECT count(*) FROM {{table}} WHERE state = 2
+         AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m)))

@@ -1,0 +1,58 @@
+package sqlkit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// Plan returns the migration as dialects.Migration: its SQL with each Go
+// step shown as a comment line.
+func (m Migration) Plan() dialects.Migration {
+	var parts []string
+	for _, p := range m.Parts {
+		if p.Step != "" {
+			parts = append(parts, "-- step: "+p.Step+" (Go)")
+			continue
+		}
+		parts = append(parts, strings.TrimSuffix(p.SQL, ";"))
+	}
+	return dialects.Migration{Version: m.Version, Name: m.Name, SQL: strings.Join(parts, ";\n")}
+}
+
+// Pending returns the migrations Run would apply on q's database, reading
+// only: VersionsExists tells whether the version table exists (a missing
+// one is read as no version applied), and a table made before versioned
+// migrations counts as version 1, as in Run.
+func (m *Migrator) Pending(ctx context.Context, q dialects.Querier) ([]dialects.Migration, error) {
+	applied := map[int]bool{}
+	var one int
+	switch err := q.QueryRowContext(ctx, m.VersionsExists).Scan(&one); {
+	case err == nil:
+		var err error
+		if applied, err = m.applied(ctx, q); err != nil {
+			return nil, err
+		}
+	case !errors.Is(err, sql.ErrNoRows):
+		return nil, fmt.Errorf("%s: migrate plan: look for the version table: %w", m.Name, err)
+	}
+	if len(applied) == 0 {
+		switch err := q.QueryRowContext(ctx, m.LegacyExists).Scan(&one); {
+		case err == nil:
+			applied[1] = true
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, fmt.Errorf("%s: migrate plan: look for an existing table: %w", m.Name, err)
+		}
+	}
+	out := []dialects.Migration{}
+	for _, mig := range m.Migrations {
+		if !applied[mig.Version] {
+			out = append(out, mig.Plan())
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+package relay
+
+import (
+	"context"
+	"database/sql"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
+)
+
+// holdPublisher holds the Publish call that carries the event with payload
+// at until release is closed (or the call's context ends, which fails it),
+// signalling entered when it starts: a backlog's drain stops there.
+type holdPublisher struct {
+	next    Publisher
+	at      string
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+// open releases the held call (once).
+func (p *holdPublisher) open() { p.once.Do(func() { close(p.release) }) }
+
+func newHoldPublisher(next Publisher, at string) *holdPublisher {
+	return &holdPublisher{next: next, at: at, entered: make(chan struct{}, 1), release: make(chan struct{})}
+}
+
+func (p *holdPublisher) Publish(ctx context.Context, batch []Message, errs []error) {
+	for _, m := range batch {
+		if string(m.Payload) != p.at {
+			continue
+		}
+		select {
+		case p.entered <- struct{}{}:
+		default:
+		}
+		select {
+		case <-p.release:
+		case <-ctx.Done():
+			for i := range errs {
+				errs[i] = ctx.Err()
+			}
+			return
+		}
+	}
+	p.next.Publish(ctx, batch, errs)
+}
+
+func (p *holdPublisher) waitEntered(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the drain never reached %s", p.at)
+	}
+}
+
+// publishedPayload reports whether rec accepted an event with payload pl.
+func (r *recorder) publishedPayload(pl string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, m := range r.got {
+		if string(m.Payload) == pl {
+			return true
+		}
+	}
+	return false
+}
+
+// startDraining starts a relay (batches of 10, woken by a notify.Local)
+// on a backlog of 50 events of aggregate "hot" and 10 of others, held
+// (hold) at hot/20 until the test opens it: the read lane is deep in its chain of reads. It
+// returns an Outbox of "another process": no relay wired to it
+// (txoutbox.WithRelay), its commits only wake the relay through the Local,
+// as pgnotify or natsnotify would.
+func startDraining(t *testing.T, e env, rec *recorder, hold *holdPublisher) *txoutbox.Outbox {
+	t.Helper()
+	backlog := e.events("hot", 0, 50)
+	for i := range 10 {
+		backlog = append(backlog, e.events("other"+strconv.Itoa(i), 0, 1)...)
+	}
+	e.insert(t, backlog)
+	cfg := batchOf(10)
+	cfg.PublishTimeout = time.Minute // the hold outlasts the test's waits
+	cfg.LeaseDuration = 2 * time.Minute
+	sig, _ := startWoken(t, e, hold, cfg)
+	t.Cleanup(hold.open) // before the relay stops (cleanups run last first)
+	hold.waitEntered(t)
+	ob, err := txoutbox.New(e.db, e.d, txoutbox.WithNotifier(sig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ob
+}
+
+// (a) A relay draining a large backlog of one aggregate publishes a
+// time-critical event committed by another process (not handed over: a
+// separate Outbox, a Source's wake) before the backlog is done. It used to
+// publish it only after every older row of its partitions.
+func TestCriticalFirstBehindABacklog(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		hold := newHoldPublisher(rec, "hot/20")
+		ob := startDraining(t, e, rec, hold)
+		commit(t, ob, "urgent", 0, 1, false, txoutbox.TimeCritical())
+		waitFor(t, 10*time.Second, "the time-critical event published while the backlog is held", func() bool {
+			return rec.publishedPayload("urgent/0")
+		})
+		if rec.publishedPayload("hot/20") || rec.publishedPayload("other0/0") {
+			t.Fatal("the backlog went on while it was held")
+		}
+		hold.open()
+		waitDeliveredInOrder(t, e, rec, 61)
+	})
+}
+
+// (b) A time-critical event of an aggregate with an earlier pending event
+// is not published before it: not "hot"'s (the backlog's own aggregate,
+// held), nor y's behind y's ordinary event in the backlog; only that
+// aggregate waits (z, free, goes at once).
+func TestCriticalKeepsOrderBehindPending(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		rec := newRecorder(nil)
+		hold := newHoldPublisher(rec, "hot/20")
+		ob := startDraining(t, e, rec, hold)
+		commit(t, ob, "y", 0, 1, false) // ordinary: behind the backlog
+		commit(t, ob, "y", 1, 1, false, txoutbox.TimeCritical())
+		commit(t, ob, "hot", 50, 1, false, txoutbox.TimeCritical())
+		commit(t, ob, "z", 0, 1, false, txoutbox.TimeCritical())
+		waitFor(t, 10*time.Second, "z published while the backlog is held", func() bool {
+			return rec.publishedPayload("z/0")
+		})
+		for _, pl := range []string{"y/0", "y/1", "hot/50"} {
+			if rec.publishedPayload(pl) {
+				t.Fatalf("%s published while the backlog ahead of it is held", pl)
+			}
+		}
+		hold.open()
+		waitDeliveredInOrder(t, e, rec, 64) // the recorder checks each aggregate's order
+	})
+}
+
+// criticalSpy counts the rows ReadCritical returned, by payload.
+type criticalSpy struct {
+	dialects.Dialect
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (s *criticalSpy) ReadCritical(ctx context.Context, db *sql.DB, req dialects.CriticalRequest) ([]dialects.Record, error) {
+	recs, err := s.Dialect.ReadCritical(ctx, db, req)
+	s.mu.Lock()
+	for _, r := range recs {
+		s.seen[string(r.Payload)]++
+	}
+	s.mu.Unlock()
+	return recs, err
+}
+
+func (s *criticalSpy) returned(pl string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[pl]
+}
+
+// (c) A row both lanes see is published once: c/0, read and held in
+// flight by the read lane (its poll), is returned by a critical read
+// meanwhile and left to the read lane; d/0, held in flight by the
+// hand-over lane after a critical read, is read by the read lane meanwhile
+// and left alone; both are returned again by critical reads while their
+// marks may still be queued.
+func TestCriticalReadNoDuplicates(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		spy := &criticalSpy{Dialect: e.d, seen: map[string]int{}}
+		e.d = spy
+		rec := newRecorder(nil)
+		p := newStepPublisher(rec)
+		releaseC, releaseD := p.gate("c"), p.gate("d")
+		cfg := testConfig("r1")
+		cfg.PollInterval = 20 * time.Millisecond
+		sig, _ := startWoken(t, e, p, cfg)
+		ob, err := txoutbox.New(e.db, e.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		// c: the read lane's poll takes it first.
+		commit(t, ob, "c", 0, 1, false, txoutbox.TimeCritical())
+		p.waitEntered(t, "c")
+		sig.Notify()
+		waitFor(t, 10*time.Second, "a critical read returns c/0", func() bool { return spy.returned("c/0") > 0 })
+		close(releaseC)
+		waitFor(t, 10*time.Second, "c/0 published", func() bool { return rec.publishedPayload("c/0") })
+
+		// d: the hand-over lane takes it first (the wake beats the poll
+		// most of the time; either way both lanes see it).
+		commit(t, ob, "d", 0, 1, false, txoutbox.TimeCritical())
+		sig.Notify()
+		p.waitEntered(t, "d")
+		time.Sleep(5 * cfg.PollInterval) // polls read d/0, in flight
+		close(releaseD)
+		for range 20 {
+			sig.Notify()
+			time.Sleep(time.Millisecond)
+		}
+		waitFor(t, 10*time.Second, "d/0 published", func() bool { return rec.publishedPayload("d/0") })
+		if spy.returned("d/0") == 0 {
+			t.Fatal("no critical read returned d/0")
+		}
+		waitDeliveredInOrder(t, e, rec, 2) // the recorder fails on a second publish of an event
+		if n := rec.published(); n != 2 {
+			t.Fatalf("%d published, want 2", n)
+		}
+	})
+}
