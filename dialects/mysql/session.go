@@ -64,7 +64,7 @@ var _ dialects.Session = (*session)(nil)
 func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: open session: %w", err)
+		return nil, fmt.Errorf("mysql: open session: %w", err)
 	}
 	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
 	if err := s.open(ctx, relay); err != nil {
@@ -72,7 +72,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		if _, perr := d.Partitions(ctx, db); perr != nil {
 			return nil, perr
 		}
-		return nil, fmt.Errorf("jitoutbox/mysql: open session: %w", err)
+		return nil, fmt.Errorf("mysql: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
 	_, _ = conn.ExecContext(ctx, d.sess.gc, s.prefix+"m", sqlkit.UTC(time.Now().Add(-gcAge)))
@@ -160,7 +160,7 @@ func (s *session) Token() string { return s.token }
 // fail marks the session lost when err came from its connection.
 func (s *session) fail(op string, err error) error {
 	s.lost = true
-	return fmt.Errorf("jitoutbox/mysql: session %s: %w: %w", op, dialects.ErrSessionLost, err)
+	return fmt.Errorf("mysql: session %s: %w: %w", op, dialects.ErrSessionLost, err)
 }
 
 // ints runs a query on the session connection that returns partitions in
@@ -275,12 +275,12 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	id, ok := s.ids[target]
 	s.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("jitoutbox/mysql: wait: relay %q not in the last view", target)
+		return fmt.Errorf("mysql: wait: relay %q not in the last view", target)
 	}
 	if s.watch == nil {
 		c, err := s.db.Conn(ctx)
 		if err != nil {
-			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
+			return fmt.Errorf("mysql: wait: %w", err)
 		}
 		s.watch = c
 	}
@@ -296,9 +296,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 				return ctx.Err()
 			}
 			if strings.Contains(err.Error(), "1317") || strings.Contains(err.Error(), "interrupted") {
-				return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
+				return fmt.Errorf("mysql: wait: %w", dialects.ErrRelaysChanged)
 			}
-			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
+			return fmt.Errorf("mysql: wait: %w", err)
 		}
 		if got.Int64 == 1 {
 			var ok sql.NullInt64
@@ -310,7 +310,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		if !got.Valid {
 			// NULL: interrupted by a joining relay's KILL QUERY.
 			s.dropWatch()
-			return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
+			return fmt.Errorf("mysql: wait: %w", dialects.ErrRelaysChanged)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -347,7 +347,7 @@ func (s *session) Close() error {
 	discard(s.conn)
 	s.conn = nil
 	if err != nil {
-		return fmt.Errorf("jitoutbox/mysql: close session: %w", err)
+		return fmt.Errorf("mysql: close session: %w", err)
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ var _ dialects.Session = (*session)(nil)
 func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: open session: %w", err)
+		return nil, fmt.Errorf("postgres: open session: %w", err)
 	}
 	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
 	if s.partNS, s.memberNS, err = d.lockNamespaces(ctx, conn); err != nil {
@@ -68,7 +68,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		if _, perr := d.Partitions(ctx, db); perr != nil {
 			return nil, perr
 		}
-		return nil, fmt.Errorf("jitoutbox/postgres: open session: %w", err)
+		return nil, fmt.Errorf("postgres: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
 	_, _ = conn.ExecContext(ctx, d.sess.gc, s.memberNS, sqlkit.UTC(time.Now().Add(-gcAge)))
@@ -99,7 +99,7 @@ func (s *session) Token() string { return s.token }
 // fail marks the session lost when err came from its connection.
 func (s *session) fail(op string, err error) error {
 	s.lost = true
-	return fmt.Errorf("jitoutbox/postgres: session %s: %w: %w", op, dialects.ErrSessionLost, err)
+	return fmt.Errorf("postgres: session %s: %w: %w", op, dialects.ErrSessionLost, err)
 }
 
 func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, error) {
@@ -200,12 +200,12 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	id, ok := s.ids[target]
 	s.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("jitoutbox/postgres: wait: relay %q not in the last view", target)
+		return fmt.Errorf("postgres: wait: relay %q not in the last view", target)
 	}
 	if s.watch == nil {
 		c, err := s.db.Conn(ctx)
 		if err != nil {
-			return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
+			return fmt.Errorf("postgres: wait: %w", err)
 		}
 		s.watch = c
 	}
@@ -220,9 +220,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			return ctx.Err()
 		}
 		if strings.Contains(err.Error(), "canceling statement due to user request") {
-			return fmt.Errorf("jitoutbox/postgres: wait: %w", dialects.ErrRelaysChanged)
+			return fmt.Errorf("postgres: wait: %w", dialects.ErrRelaysChanged)
 		}
-		return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
+		return fmt.Errorf("postgres: wait: %w", err)
 	}
 	return nil
 }
@@ -247,7 +247,7 @@ func (s *session) Close() error {
 	discard(s.conn)
 	s.conn = nil
 	if err != nil {
-		return fmt.Errorf("jitoutbox/postgres: close session: %w", err)
+		return fmt.Errorf("postgres: close session: %w", err)
 	}
 	return nil
 }
