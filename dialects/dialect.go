@@ -182,7 +182,8 @@ const StatsExactPublished = 10000
 // pending and dead rows and the blocked aggregates (each read through an
 // index or a small table), not by the published rows kept for Retention.
 type Stats struct {
-	// Pending counts rows not yet published (including leased and backing off).
+	// Pending counts rows not yet published, including those a relay is
+	// publishing now and those waiting for their next retry.
 	Pending int64
 	// Dead counts dead-lettered rows.
 	Dead int64
