@@ -4,7 +4,7 @@ import "errors"
 
 // ErrBadRow is matched by every *RowError: a row of the outbox table
 // that a read returned but could not decode.
-var ErrBadRow = errors.New("jitoutbox: bad row")
+var ErrBadRow = errors.New("dialects: bad row")
 
 // MaxRawBytes is the most bytes of an undecodable column's stored value
 // kept in RowError.Raw.

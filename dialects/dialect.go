@@ -36,7 +36,7 @@ const DefaultTable = "outbox"
 
 // ErrInvalidTable is returned (wrapped) by dialect constructors when the table
 // name is not a plain identifier. The name is never interpolated into SQL.
-var ErrInvalidTable = errors.New("jitoutbox: invalid table name")
+var ErrInvalidTable = errors.New("dialects: invalid table name")
 
 // TableNameError is returned by a dialect's WithTable for a table name
 // too long for the names the dialect derives from it: indexes,
@@ -69,7 +69,7 @@ func (e *TableNameError) Unwrap() error { return ErrInvalidTable }
 
 // ErrInvalidRequeueFilter is returned (wrapped) by Requeue when the filter
 // does not use exactly one way of selecting rows.
-var ErrInvalidRequeueFilter = errors.New("jitoutbox: invalid requeue filter")
+var ErrInvalidRequeueFilter = errors.New("dialects: invalid requeue filter")
 
 // Execer is the part of *sql.DB, *sql.Tx and *sql.Conn that runs a statement.
 type Execer interface {
@@ -182,7 +182,8 @@ const StatsExactPublished = 10000
 // pending and dead rows and the blocked aggregates (each read through an
 // index or a small table), not by the published rows kept for Retention.
 type Stats struct {
-	// Pending counts rows not yet published (including leased and backing off).
+	// Pending counts rows not yet published, including those a relay is
+	// publishing now and those waiting for their next retry.
 	Pending int64
 	// Dead counts dead-lettered rows.
 	Dead int64

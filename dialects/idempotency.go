@@ -13,4 +13,4 @@ import "errors"
 // existing table that share a key: the unique index cannot be built until
 // they are resolved (see the error text), and the table stays at the
 // previous version.
-var ErrDuplicateIdempotencyKey = errors.New("jitoutbox: duplicate idempotency key")
+var ErrDuplicateIdempotencyKey = errors.New("dialects: duplicate idempotency key")

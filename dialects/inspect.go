@@ -10,7 +10,7 @@ import (
 
 // ErrEventNotFound is returned (wrapped) by Inspector.Get when no row has the
 // given event id.
-var ErrEventNotFound = errors.New("jitoutbox: event not found")
+var ErrEventNotFound = errors.New("dialects: event not found")
 
 // Inspector is the operators' part of the Dialect contract (the outboxctl
 // CLI and console, dashboards, outboxtest): it reads rows with their full
@@ -92,7 +92,7 @@ type ListFilter struct {
 
 // ErrInvalidListFilter is returned (wrapped) by List for a filter with a
 // half-given aggregate, an unknown state or a non-positive limit.
-var ErrInvalidListFilter = errors.New("jitoutbox: invalid list filter")
+var ErrInvalidListFilter = errors.New("dialects: invalid list filter")
 
 // Validate checks f and returns an error wrapping ErrInvalidListFilter.
 func (f ListFilter) Validate() error {

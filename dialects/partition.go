@@ -16,23 +16,23 @@ const MaxPartitions = 4096
 // ErrSchemaVersion is returned (wrapped) when the outbox table was created by
 // an older version and Migrate has not been run since, or does not exist.
 // Nothing is written.
-var ErrSchemaVersion = errors.New("jitoutbox: outbox schema is not at this version; run Migrate (or apply Schema())")
+var ErrSchemaVersion = errors.New("dialects: outbox schema is not at this version; run Migrate (or apply Schema())")
 
 // ErrInvalidPartitions is returned (wrapped) by a dialect constructor given a
 // partition count outside [1, MaxPartitions].
-var ErrInvalidPartitions = errors.New("jitoutbox: invalid partition count")
+var ErrInvalidPartitions = errors.New("dialects: invalid partition count")
 
 // ErrPartitionMismatch is returned (wrapped) when the dialect was configured
 // with a partition count other than the table's. A table's count is fixed
 // when it is created: every producer and relay must agree on it, or events
 // of one aggregate would land in two partitions.
-var ErrPartitionMismatch = errors.New("jitoutbox: partition count differs from the table's")
+var ErrPartitionMismatch = errors.New("dialects: partition count differs from the table's")
 
 // ErrSessionLost is returned (wrapped) by Session methods once the session
 // can no longer prove ownership (its lock connection died, or its lease
 // expired): the relay must stop publishing its partitions and open a new
 // session.
-var ErrSessionLost = errors.New("jitoutbox: ownership session lost")
+var ErrSessionLost = errors.New("dialects: ownership session lost")
 
 // PartitionOf returns the partition of an aggregate among n: the 32-bit
 // FNV-1a hash of aggregateType, a zero byte and aggregateID, modulo n. It is
@@ -108,11 +108,11 @@ type Session interface {
 // ErrWaitUnsupported is returned by Session.WaitChange of a dialect that
 // cannot wait for the relays to change; relays then rely on their periodic
 // View.
-var ErrWaitUnsupported = errors.New("jitoutbox: session cannot wait for changes")
+var ErrWaitUnsupported = errors.New("dialects: session cannot wait for changes")
 
 // ErrRelaysChanged is returned (wrapped) by Session.WaitChange when a relay
 // joined while it waited: the caller reads the View again.
-var ErrRelaysChanged = errors.New("jitoutbox: relays changed")
+var ErrRelaysChanged = errors.New("dialects: relays changed")
 
 // View is a snapshot of partition ownership.
 type View struct {

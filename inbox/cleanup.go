@@ -27,11 +27,11 @@ func (in *Inbox) Cleanup(ctx context.Context, db *sql.DB) (int64, error) {
 		for {
 			res, err := db.ExecContext(ctx, q.query, before, in.cfg.CleanupBatch)
 			if err != nil {
-				return total, fmt.Errorf("jitoutbox/inbox: cleanup %s: %w", q.what, err)
+				return total, fmt.Errorf("inbox: cleanup %s: %w", q.what, err)
 			}
 			n, err := res.RowsAffected()
 			if err != nil {
-				return total, fmt.Errorf("jitoutbox/inbox: cleanup %s: %w", q.what, err)
+				return total, fmt.Errorf("inbox: cleanup %s: %w", q.what, err)
 			}
 			total += n
 			if n < int64(in.cfg.CleanupBatch) {

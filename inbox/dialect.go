@@ -83,7 +83,7 @@ func loadStatements(d Dialect, prefix string) (*statements, error) {
 		time:              func(t time.Time) any { return t.UTC().Truncate(time.Microsecond) },
 	}
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/inbox: %s: %w", d, err)
+		return nil, fmt.Errorf("inbox: %s: %w", d, err)
 	}
 	switch d {
 	case MySQL:
@@ -92,7 +92,7 @@ func loadStatements(d Dialect, prefix string) (*statements, error) {
 		st.time = func(t time.Time) any { return t.UnixMicro() }
 	}
 	if st.migrations, err = loadMigrations(dir, render); err != nil {
-		return nil, fmt.Errorf("jitoutbox/inbox: %s: %w", d, err)
+		return nil, fmt.Errorf("inbox: %s: %w", d, err)
 	}
 	return st, nil
 }

@@ -10,25 +10,25 @@ import (
 // and nothing was recorded.
 var (
 	// ErrInvalidConfig is returned by New for a Config it cannot use.
-	ErrInvalidConfig = errors.New("jitoutbox/inbox: invalid config")
+	ErrInvalidConfig = errors.New("inbox: invalid config")
 	// ErrNoEventID: the message carries no event id (no Jitoutbox-Event-Id
 	// header, nor the Debezium "id" header). It cannot be deduplicated;
 	// redelivering it does not help.
-	ErrNoEventID = errors.New("jitoutbox/inbox: message has no event id")
+	ErrNoEventID = errors.New("inbox: message has no event id")
 	// ErrBadEventID: the event id is not a UUID (or is the nil UUID).
-	ErrBadEventID = errors.New("jitoutbox/inbox: event id is not a UUID")
+	ErrBadEventID = errors.New("inbox: event id is not a UUID")
 	// ErrBadMessage: another part of the message is unusable: a seq header
 	// that is not a positive decimal, a text that is not valid UTF-8 or is
 	// longer than the table holds.
-	ErrBadMessage = errors.New("jitoutbox/inbox: malformed message")
+	ErrBadMessage = errors.New("inbox: malformed message")
 	// ErrPayloadMismatch: the event id was processed before with a
 	// different payload. Either the producer reused an id or the message
 	// was altered on the way; it is not applied, nor reported as a
 	// duplicate.
-	ErrPayloadMismatch = errors.New("jitoutbox/inbox: event id reused with a different payload")
+	ErrPayloadMismatch = errors.New("inbox: event id reused with a different payload")
 	// ErrOutOfOrder: the event is older than the last one applied for its
 	// aggregate and Config.OnOutOfOrder returned Reject.
-	ErrOutOfOrder = errors.New("jitoutbox/inbox: event older than the last applied for its aggregate")
+	ErrOutOfOrder = errors.New("inbox: event older than the last applied for its aggregate")
 )
 
 // MessageError is returned for a message Handle refuses before touching the

@@ -68,5 +68,5 @@ func Example() {
 	// applied
 	// duplicate
 	// balance: 500
-	// jitoutbox/inbox: event id is not a UUID: event "order-42": invalid UUID length: 8
+	// inbox: event id is not a UUID: event "order-42": invalid UUID length: 8
 }

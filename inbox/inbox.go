@@ -61,7 +61,7 @@ func (in *Inbox) Handle(ctx context.Context, db *sql.DB, msg Message, apply Appl
 	}
 	tx, err := db.BeginTx(ctx, in.cfg.TxOptions)
 	if err != nil {
-		return Failed, fmt.Errorf("jitoutbox/inbox: event %s: begin: %w", ev.id, err)
+		return Failed, fmt.Errorf("inbox: event %s: begin: %w", ev.id, err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	res, err := in.handle(ctx, tx, ev, apply)
@@ -69,7 +69,7 @@ func (in *Inbox) Handle(ctx context.Context, db *sql.DB, msg Message, apply Appl
 		return res, err // rolled back by the deferred call; a Duplicate wrote nothing
 	}
 	if err := tx.Commit(); err != nil {
-		return Failed, fmt.Errorf("jitoutbox/inbox: event %s: commit: %w", ev.id, err)
+		return Failed, fmt.Errorf("inbox: event %s: commit: %w", ev.id, err)
 	}
 	return res, nil
 }
@@ -91,21 +91,21 @@ func (in *Inbox) HandleTx(ctx context.Context, tx *sql.Tx, msg Message, apply Ap
 	}
 	sp := fmt.Sprintf("jitoutbox_inbox_%d", in.savepoints.Add(1))
 	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+sp); err != nil {
-		return Failed, fmt.Errorf("jitoutbox/inbox: event %s: savepoint: %w", ev.id, err)
+		return Failed, fmt.Errorf("inbox: event %s: savepoint: %w", ev.id, err)
 	}
 	res, err = in.handle(ctx, tx, ev, apply)
 	if err != nil || res == Duplicate {
 		bg := context.WithoutCancel(ctx)
 		if _, rerr := tx.ExecContext(bg, "ROLLBACK TO SAVEPOINT "+sp); rerr != nil {
-			return Failed, errors.Join(err, fmt.Errorf("jitoutbox/inbox: event %s: roll back to savepoint: %w; roll the transaction back", ev.id, rerr))
+			return Failed, errors.Join(err, fmt.Errorf("inbox: event %s: roll back to savepoint: %w; roll the transaction back", ev.id, rerr))
 		}
 		if _, rerr := tx.ExecContext(bg, "RELEASE SAVEPOINT "+sp); rerr != nil {
-			return Failed, errors.Join(err, fmt.Errorf("jitoutbox/inbox: event %s: release savepoint: %w; roll the transaction back", ev.id, rerr))
+			return Failed, errors.Join(err, fmt.Errorf("inbox: event %s: release savepoint: %w; roll the transaction back", ev.id, rerr))
 		}
 		return res, err
 	}
 	if _, err := tx.ExecContext(ctx, "RELEASE SAVEPOINT "+sp); err != nil {
-		return Failed, fmt.Errorf("jitoutbox/inbox: event %s: release savepoint: %w; roll the transaction back", ev.id, err)
+		return Failed, fmt.Errorf("inbox: event %s: release savepoint: %w; roll the transaction back", ev.id, err)
 	}
 	return res, nil
 }
@@ -129,7 +129,7 @@ func (in *Inbox) handle(ctx context.Context, tx *sql.Tx, ev event, apply ApplyFu
 		}
 	}
 	if err := apply(ctx, tx); err != nil {
-		return Failed, fmt.Errorf("jitoutbox/inbox: event %s: apply: %w", ev.id, err)
+		return Failed, fmt.Errorf("inbox: event %s: apply: %w", ev.id, err)
 	}
 	return Applied, nil
 }
@@ -144,11 +144,11 @@ func (in *Inbox) record(ctx context.Context, tx *sql.Tx, ev event) (first bool, 
 	res, err := tx.ExecContext(ctx, in.st.record, ev.id, ev.msg.AggregateType, ev.msg.AggregateID, ev.msg.EventType,
 		seq, ev.hash, in.st.time(in.cfg.Now()))
 	if err != nil {
-		return false, fmt.Errorf("jitoutbox/inbox: event %s: record: %w", ev.id, err)
+		return false, fmt.Errorf("inbox: event %s: record: %w", ev.id, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return false, fmt.Errorf("jitoutbox/inbox: event %s: record: %w", ev.id, err)
+		return false, fmt.Errorf("inbox: event %s: record: %w", ev.id, err)
 	}
 	if n == 1 {
 		return true, nil
@@ -158,7 +158,7 @@ func (in *Inbox) record(ctx context.Context, tx *sql.Tx, ev event) (first bool, 
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil // deleted by Cleanup since the conflict: it was there, so a duplicate
 	case err != nil:
-		return false, fmt.Errorf("jitoutbox/inbox: event %s: read recorded payload hash: %w", ev.id, err)
+		return false, fmt.Errorf("inbox: event %s: read recorded payload hash: %w", ev.id, err)
 	}
 	if !bytes.Equal(stored, ev.hash) {
 		return false, &MismatchError{EventID: ev.id, Stored: stored, Got: ev.hash}

@@ -96,24 +96,24 @@ type querier interface {
 func (in *Inbox) Migrate(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/inbox: migrate: %w", err)
+		return fmt.Errorf("inbox: migrate: %w", err)
 	}
 	defer conn.Close()
 	switch in.cfg.Dialect {
 	case Postgres:
 		tx, err := conn.BeginTx(ctx, nil)
 		if err != nil {
-			return fmt.Errorf("jitoutbox/inbox: migrate: begin: %w", err)
+			return fmt.Errorf("inbox: migrate: begin: %w", err)
 		}
 		defer func() { _ = tx.Rollback() }()
 		if _, err := tx.ExecContext(ctx, in.st.migrateLock, int64(in.lockKey())); err != nil {
-			return fmt.Errorf("jitoutbox/inbox: migrate: lock: %w", err)
+			return fmt.Errorf("inbox: migrate: lock: %w", err)
 		}
 		if err := in.runMigrations(ctx, tx); err != nil {
 			return err
 		}
 		if err := tx.Commit(); err != nil {
-			return fmt.Errorf("jitoutbox/inbox: migrate: commit: %w", err)
+			return fmt.Errorf("inbox: migrate: commit: %w", err)
 		}
 		return nil
 	case MySQL:
@@ -121,10 +121,10 @@ func (in *Inbox) Migrate(ctx context.Context, db *sql.DB) error {
 		var got sql.NullInt64
 		if err := conn.QueryRowContext(ctx, in.st.migrateLock, lock, migrateWait).Scan(&got); err != nil {
 			discard(conn) // the lock may have been granted before the error
-			return fmt.Errorf("jitoutbox/inbox: migrate: lock: %w", err)
+			return fmt.Errorf("inbox: migrate: lock: %w", err)
 		}
 		if got.Int64 != 1 {
-			return fmt.Errorf("jitoutbox/inbox: migrate: another Migrate held the lock for %d s", migrateWait)
+			return fmt.Errorf("inbox: migrate: another Migrate held the lock for %d s", migrateWait)
 		}
 		defer func() {
 			var ok sql.NullInt64
@@ -135,7 +135,7 @@ func (in *Inbox) Migrate(ctx context.Context, db *sql.DB) error {
 		return in.runMigrations(ctx, conn)
 	default: // SQLite
 		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-			return fmt.Errorf("jitoutbox/inbox: migrate: begin: %w", err)
+			return fmt.Errorf("inbox: migrate: begin: %w", err)
 		}
 		if err := in.runMigrations(ctx, conn); err != nil {
 			if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
@@ -145,7 +145,7 @@ func (in *Inbox) Migrate(ctx context.Context, db *sql.DB) error {
 		}
 		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 			discard(conn)
-			return fmt.Errorf("jitoutbox/inbox: migrate: commit: %w", err)
+			return fmt.Errorf("inbox: migrate: commit: %w", err)
 		}
 		return nil
 	}
@@ -166,11 +166,11 @@ func (in *Inbox) lockKey() int32 {
 // runMigrations applies the migrations q's database lacks.
 func (in *Inbox) runMigrations(ctx context.Context, q querier) error {
 	if _, err := q.ExecContext(ctx, in.st.versionsCreate); err != nil {
-		return fmt.Errorf("jitoutbox/inbox: migrate: create version table: %w", err)
+		return fmt.Errorf("inbox: migrate: create version table: %w", err)
 	}
 	applied, err := readVersions(ctx, q, in.st.versionsRead)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/inbox: migrate: read versions: %w", err)
+		return fmt.Errorf("inbox: migrate: read versions: %w", err)
 	}
 	for _, m := range in.st.migrations {
 		if applied[m.version] {
@@ -178,11 +178,11 @@ func (in *Inbox) runMigrations(ctx context.Context, q querier) error {
 		}
 		for _, stmt := range m.statements() {
 			if _, err := q.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("jitoutbox/inbox: migrate %03d_%s: %w", m.version, m.name, err)
+				return fmt.Errorf("inbox: migrate %03d_%s: %w", m.version, m.name, err)
 			}
 		}
 		if _, err := q.ExecContext(ctx, in.st.versionsInsert, m.version, m.name, in.st.time(time.Now())); err != nil {
-			return fmt.Errorf("jitoutbox/inbox: migrate: record version %d: %w", m.version, err)
+			return fmt.Errorf("inbox: migrate: record version %d: %w", m.version, err)
 		}
 	}
 	return nil

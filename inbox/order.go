@@ -14,15 +14,15 @@ func (in *Inbox) checkOrder(ctx context.Context, tx *sql.Tx, ev event) (Decision
 	m := ev.msg
 	now := in.st.time(in.cfg.Now())
 	if _, err := tx.ExecContext(ctx, in.st.orderEnsure, m.AggregateType, m.AggregateID, now); err != nil {
-		return Reject, fmt.Errorf("jitoutbox/inbox: event %s: order check: %w", ev.id, err)
+		return Reject, fmt.Errorf("inbox: event %s: order check: %w", ev.id, err)
 	}
 	var last int64
 	if err := tx.QueryRowContext(ctx, in.st.orderRead, m.AggregateType, m.AggregateID).Scan(&last); err != nil {
-		return Reject, fmt.Errorf("jitoutbox/inbox: event %s: order check: %w", ev.id, err)
+		return Reject, fmt.Errorf("inbox: event %s: order check: %w", ev.id, err)
 	}
 	if m.Seq >= last {
 		if _, err := tx.ExecContext(ctx, in.st.orderAdvance, m.Seq, now, m.AggregateType, m.AggregateID); err != nil {
-			return Reject, fmt.Errorf("jitoutbox/inbox: event %s: order check: %w", ev.id, err)
+			return Reject, fmt.Errorf("inbox: event %s: order check: %w", ev.id, err)
 		}
 		return Apply, nil
 	}

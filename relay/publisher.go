@@ -84,7 +84,7 @@ func (f PublisherFunc) Publish(ctx context.Context, batch []Message, errs []erro
 // ErrPermanent marks a publish error that retrying cannot fix (a message the
 // broker will never accept). Wrap it, or return an error implementing
 // interface{ Permanent() bool }.
-var ErrPermanent = errors.New("jitoutbox: permanent publish error")
+var ErrPermanent = errors.New("relay: permanent publish error")
 
 // Permanent wraps err so that IsPermanent reports true.
 func Permanent(err error) error {
@@ -120,7 +120,7 @@ func IsPermanent(err error) bool {
 // pending, and a wave whose every failure is ErrUnavailable is a broker
 // outage (see the package documentation). Wrap it, or return an error
 // implementing interface{ Unavailable() bool }.
-var ErrUnavailable = errors.New("jitoutbox: broker unavailable")
+var ErrUnavailable = errors.New("relay: broker unavailable")
 
 // Unavailable wraps err so that IsUnavailable reports true.
 func Unavailable(err error) error {

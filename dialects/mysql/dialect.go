@@ -84,13 +84,13 @@ func New(opts ...Option) (*Dialect, error) {
 	load := func(name string) string {
 		b, err := sqlFiles.ReadFile("sql/" + name)
 		if err != nil {
-			panic("jitoutbox/mysql: missing embedded " + name) // build-time invariant
+			panic("mysql: missing embedded " + name) // build-time invariant
 		}
 		return render(string(b))
 	}
 	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
 	if err != nil {
-		panic("jitoutbox/mysql: " + err.Error()) // build-time invariant
+		panic("mysql: " + err.Error()) // build-time invariant
 	}
 	d.schema = sqlkit.SchemaText(migs)
 	d.migrator = sqlkit.Migrator{
@@ -104,7 +104,7 @@ func New(opts ...Option) (*Dialect, error) {
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
-		Name:   "jitoutbox/mysql",
+		Name:   "mysql",
 		Needed: 3,
 	}
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
@@ -195,21 +195,21 @@ func (d *Dialect) lockPrefix(ctx context.Context, q dialects.Querier) (string, e
 func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) (err error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/mysql: migrate: %w", err)
+		return fmt.Errorf("mysql: migrate: %w", err)
 	}
 	prefix, err := d.lockPrefix(ctx, conn)
 	if err != nil {
 		conn.Close()
-		return fmt.Errorf("jitoutbox/mysql: migrate: %w", err)
+		return fmt.Errorf("mysql: migrate: %w", err)
 	}
 	var got sql.NullInt64
 	if err := conn.QueryRowContext(ctx, d.migrateLock, prefix+"migrate", migrateWait).Scan(&got); err != nil {
 		discard(conn) // the lock may have been granted before the error
-		return fmt.Errorf("jitoutbox/mysql: migrate: lock: %w", err)
+		return fmt.Errorf("mysql: migrate: lock: %w", err)
 	}
 	if got.Int64 != 1 {
 		conn.Close()
-		return fmt.Errorf("jitoutbox/mysql: migrate: another Migrate held the lock for %d s", migrateWait)
+		return fmt.Errorf("mysql: migrate: another Migrate held the lock for %d s", migrateWait)
 	}
 	defer func() {
 		var ok sql.NullInt64
@@ -288,7 +288,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 			return err
 		}
 		if _, err := q.ExecContext(ctx, d.insert.SQL(n), args...); err != nil {
-			return fmt.Errorf("jitoutbox/mysql: insert %d events: %w", n, err)
+			return fmt.Errorf("mysql: insert %d events: %w", n, err)
 		}
 		events = events[n:]
 	}
@@ -339,11 +339,11 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: insert %d events: %w", n, err)
+		return nil, fmt.Errorf("mysql: insert %d events: %w", n, err)
 	}
 	recs, err := sqlkit.HandoffRecords(rows, free)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: insert %d events: %w", n, err)
+		return nil, fmt.Errorf("mysql: insert %d events: %w", n, err)
 	}
 	return recs, nil
 }
@@ -364,19 +364,19 @@ func (d *Dialect) freeEvents(ctx context.Context, q dialects.Querier, events []d
 	query := strings.ReplaceAll(d.handoffBusy, "{{aggs}}", strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", k), ", "))
 	rows, err := q.QueryContext(ctx, query, append(keys, keys...)...)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: insert: look for pending rows: %w", err)
+		return nil, fmt.Errorf("mysql: insert: look for pending rows: %w", err)
 	}
 	defer rows.Close()
 	busy := make(map[aggKey]bool)
 	for rows.Next() {
 		var b aggKey
 		if err := rows.Scan(&b.part, &b.typ, &b.id); err != nil {
-			return nil, fmt.Errorf("jitoutbox/mysql: insert: look for pending rows: %w", err)
+			return nil, fmt.Errorf("mysql: insert: look for pending rows: %w", err)
 		}
 		busy[b] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: insert: look for pending rows: %w", err)
+		return nil, fmt.Errorf("mysql: insert: look for pending rows: %w", err)
 	}
 	var free []dialects.Event
 	for i := range events {
@@ -400,7 +400,7 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, expand(query, "{{parts}}", len(req.Partitions)))
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/mysql: read: prepare: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("mysql: read: prepare: %w", err)
 	}
 	now := sqlkit.UTC(req.Now)
 	args := make([]any, 0, 2*len(req.Partitions)+7)
@@ -417,11 +417,11 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/mysql: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("mysql: read: %w", err)
 	}
 	res, err := sqlkit.ScanRead(rows, false, req.Limit)
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/mysql: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("mysql: read: %w", err)
 	}
 	return res, nil
 }
@@ -435,16 +435,16 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, expand(d.readCritical, "{{parts}}", len(req.Partitions)))
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: read critical: prepare: %w", err)
+		return nil, fmt.Errorf("mysql: read critical: prepare: %w", err)
 	}
 	now := sqlkit.UTC(req.Now)
 	rows, err := stmt.QueryContext(ctx, intArgs(nil, req.Partitions, now, sqlkit.CriticalWindow(req), now, req.Limit)...)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: read critical: %w", err)
+		return nil, fmt.Errorf("mysql: read critical: %w", err)
 	}
 	res, err := sqlkit.ScanRead(rows, false, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: read critical: %w", err)
+		return nil, fmt.Errorf("mysql: read critical: %w", err)
 	}
 	return res.Records, nil
 }

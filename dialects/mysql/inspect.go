@@ -19,7 +19,7 @@ var _ dialects.Inspector = (*Dialect)(nil)
 // it once.
 func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
 	return sqlkit.NewInspector(sqlkit.InspectorConfig{
-		Op:             "jitoutbox/mysql",
+		Op:             "mysql",
 		Files:          inspectSQL,
 		Table:          d.Table(),
 		Time:           func(t time.Time) any { return t },

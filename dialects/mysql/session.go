@@ -74,7 +74,7 @@ var _ dialects.Session = (*session)(nil)
 func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/mysql: open session: %w", err)
+		return nil, fmt.Errorf("mysql: open session: %w", err)
 	}
 	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
 	if err := s.open(ctx, relay); err != nil {
@@ -82,7 +82,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		if _, perr := d.Partitions(ctx, db); perr != nil {
 			return nil, perr
 		}
-		return nil, fmt.Errorf("jitoutbox/mysql: open session: %w", err)
+		return nil, fmt.Errorf("mysql: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
 	_, _ = conn.ExecContext(ctx, d.sess.gc, s.prefix+"m", sqlkit.UTC(time.Now().Add(-gcAge)))
@@ -177,7 +177,7 @@ func (s *session) Token() string { return s.token }
 // fail marks the session lost when err came from its connection.
 func (s *session) fail(op string, err error) error {
 	s.lost = true
-	return fmt.Errorf("jitoutbox/mysql: session %s: %w: %w", op, dialects.ErrSessionLost, err)
+	return fmt.Errorf("mysql: session %s: %w: %w", op, dialects.ErrSessionLost, err)
 }
 
 // ints runs a query on the session connection that returns partitions in
@@ -291,7 +291,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	target, live, ok := sqlkit.Watch(v.Relays, s.token, s.ids)
 	s.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("jitoutbox/mysql: wait: a relay of the view is not in the last view read")
+		return fmt.Errorf("mysql: wait: a relay of the view is not in the last view read")
 	}
 	timeout := waitSeconds
 	if len(live) == 1 {
@@ -312,7 +312,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
+			return fmt.Errorf("mysql: wait: %w", err)
 		}
 		s.watch = c
 	}
@@ -329,9 +329,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 				return ctx.Err()
 			}
 			if strings.Contains(err.Error(), "1317") || strings.Contains(err.Error(), "interrupted") {
-				return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
+				return fmt.Errorf("mysql: wait: %w", dialects.ErrRelaysChanged)
 			}
-			return fmt.Errorf("jitoutbox/mysql: wait: %w", err)
+			return fmt.Errorf("mysql: wait: %w", err)
 		}
 		switch {
 		case got.Int64 == 1:
@@ -343,10 +343,10 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		case !got.Valid:
 			// NULL: interrupted by a joining relay's KILL QUERY.
 			s.dropWatch()
-			return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
+			return fmt.Errorf("mysql: wait: %w", dialects.ErrRelaysChanged)
 		case got.Int64 == -1:
 			// The live relays are no longer v's: one joined since v was read.
-			return fmt.Errorf("jitoutbox/mysql: wait: %w", dialects.ErrRelaysChanged)
+			return fmt.Errorf("mysql: wait: %w", dialects.ErrRelaysChanged)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -393,7 +393,7 @@ func (s *session) Close() error {
 	discard(s.conn)
 	s.conn = nil
 	if err != nil {
-		return fmt.Errorf("jitoutbox/mysql: close session: %w", err)
+		return fmt.Errorf("mysql: close session: %w", err)
 	}
 	return nil
 }

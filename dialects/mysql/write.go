@@ -40,11 +40,11 @@ func inBatches[T any](ctx context.Context, q dialects.Execer, op, query, token s
 func affected(op string) func(sql.Result, error) (int64, error) {
 	return func(res sql.Result, err error) (int64, error) {
 		if err != nil {
-			return 0, fmt.Errorf("jitoutbox/mysql: %s: %w", op, err)
+			return 0, fmt.Errorf("mysql: %s: %w", op, err)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return 0, fmt.Errorf("jitoutbox/mysql: %s: rows affected: %w", op, err)
+			return 0, fmt.Errorf("mysql: %s: rows affected: %w", op, err)
 		}
 		return n, nil
 	}
@@ -96,7 +96,7 @@ func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64
 	if len(m.Unblock) > 0 || len(m.Seqs) > maxList {
 		var err error
 		if tx, err = db.BeginTx(ctx, nil); err != nil {
-			return 0, fmt.Errorf("jitoutbox/mysql: mark: begin: %w", err)
+			return 0, fmt.Errorf("mysql: mark: begin: %w", err)
 		}
 		defer tx.Rollback() //nolint:errcheck // no-op after Commit
 		q = tx
@@ -118,7 +118,7 @@ func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64
 	}
 	if tx != nil {
 		if err := tx.Commit(); err != nil {
-			return 0, fmt.Errorf("jitoutbox/mysql: mark: commit: %w", err)
+			return 0, fmt.Errorf("mysql: mark: commit: %w", err)
 		}
 	}
 	return n, nil
@@ -133,7 +133,7 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/mysql: fail: begin: %w", err)
+		return fmt.Errorf("mysql: fail: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	for _, f := range failures {
@@ -144,17 +144,17 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 		next := sqlkit.UTC(f.NextAttemptAt)
 		n, err := affected("fail")(tx.ExecContext(ctx, d.fail, sqlkit.TruncateError(f.Error), next, int(state), f.Seq, f.Partition, token))
 		if err != nil {
-			return fmt.Errorf("jitoutbox/mysql: fail seq %d: %w", f.Seq, err)
+			return fmt.Errorf("mysql: fail seq %d: %w", f.Seq, err)
 		}
 		if n == 0 || !f.Block {
 			continue // not ours (fenced), or no block asked
 		}
 		if _, err := tx.ExecContext(ctx, d.failBlock, f.Partition, f.AggregateType, f.AggregateID, f.Seq, f.Dead, next); err != nil {
-			return fmt.Errorf("jitoutbox/mysql: fail seq %d: block: %w", f.Seq, err)
+			return fmt.Errorf("mysql: fail seq %d: block: %w", f.Seq, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("jitoutbox/mysql: fail: commit: %w", err)
+		return fmt.Errorf("mysql: fail: commit: %w", err)
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/mysql: requeue: begin: %w", err)
+		return 0, fmt.Errorf("mysql: requeue: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	if _, err := d.skip(ctx, tx, "requeue: unblock", sel, f); err != nil {
@@ -188,7 +188,7 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 		return 0, err
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("jitoutbox/mysql: requeue: commit: %w", err)
+		return 0, fmt.Errorf("mysql: requeue: commit: %w", err)
 	}
 	return c, nil
 }
@@ -226,21 +226,21 @@ func (d *Dialect) Cleanup(ctx context.Context, db *sql.DB, before time.Time, lim
 func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, now, until time.Time) (bool, error) {
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: begin: %w", name, err)
+		return false, fmt.Errorf("mysql: trylock %q: begin: %w", name, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	if _, err := tx.ExecContext(ctx, d.tryLockEnsure, name); err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: %w", name, err)
+		return false, fmt.Errorf("mysql: trylock %q: %w", name, err)
 	}
 	if _, err := tx.ExecContext(ctx, d.tryLock, owner, sqlkit.UTC(until), name, owner, sqlkit.UTC(now)); err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: %w", name, err)
+		return false, fmt.Errorf("mysql: trylock %q: %w", name, err)
 	}
 	var got sql.NullString
 	if err := tx.QueryRowContext(ctx, d.tryLockRead, name).Scan(&got); err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: read: %w", name, err)
+		return false, fmt.Errorf("mysql: trylock %q: read: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("jitoutbox/mysql: trylock %q: commit: %w", name, err)
+		return false, fmt.Errorf("mysql: trylock %q: commit: %w", name, err)
 	}
 	return got.Valid && got.String == owner, nil
 }
@@ -249,5 +249,5 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 // blocked aggregates in one query (sql/stats.sql) whose cost is bounded by
 // the pending and dead rows, not by the published rows kept.
 func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
-	return sqlkit.ReadStats(ctx, db, d.stats, "jitoutbox/mysql")
+	return sqlkit.ReadStats(ctx, db, d.stats, "mysql")
 }

@@ -66,13 +66,13 @@ func New(opts ...Option) (*Dialect, error) {
 	load := func(name string) string {
 		b, err := sqlFiles.ReadFile("sql/" + name)
 		if err != nil {
-			panic("jitoutbox/postgres: missing embedded " + name) // build-time invariant
+			panic("postgres: missing embedded " + name) // build-time invariant
 		}
 		return render(string(b))
 	}
 	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
 	if err != nil {
-		panic("jitoutbox/postgres: " + err.Error()) // build-time invariant
+		panic("postgres: " + err.Error()) // build-time invariant
 	}
 	d.schema = sqlkit.SchemaText(migs)
 	d.migrator = sqlkit.Migrator{
@@ -86,7 +86,7 @@ func New(opts ...Option) (*Dialect, error) {
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
-		Name: "jitoutbox/postgres",
+		Name: "postgres",
 		// 005: the read function relays call (its read-ahead horizon).
 		Needed: 5,
 	}
@@ -149,17 +149,17 @@ func (d *Dialect) MaxInsertRows() int { return maxParams / d.insert.Columns() }
 func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/postgres: migrate: begin: %w", err)
+		return fmt.Errorf("postgres: migrate: begin: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	if _, err := tx.ExecContext(ctx, d.migrateLock); err != nil {
-		return fmt.Errorf("jitoutbox/postgres: migrate: lock: %w", err)
+		return fmt.Errorf("postgres: migrate: lock: %w", err)
 	}
 	if err := d.migrator.Run(ctx, tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("jitoutbox/postgres: migrate: commit: %w", err)
+		return fmt.Errorf("postgres: migrate: commit: %w", err)
 	}
 	if _, err := d.Partitions(ctx, db); err != nil {
 		return err
@@ -201,7 +201,7 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 func (d *Dialect) lockNamespaces(ctx context.Context, q dialects.Querier) (part, member int32, err error) {
 	var oid int64
 	if err := q.QueryRowContext(ctx, d.tableOID).Scan(&oid); err != nil {
-		return 0, 0, fmt.Errorf("jitoutbox/postgres: look up table %s: %w", d.table, err)
+		return 0, 0, fmt.Errorf("postgres: look up table %s: %w", d.table, err)
 	}
 	part = sqlkit.LockNamespace("oid:" + strconv.FormatInt(oid, 10))
 	return part, part ^ 0x40000000, nil
@@ -227,7 +227,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 			return err
 		}
 		if _, err := q.ExecContext(ctx, d.insert.SQL(n), args...); err != nil {
-			return fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
+			return fmt.Errorf("postgres: insert %d events: %w", n, err)
 		}
 		events = events[n:]
 	}
@@ -272,11 +272,11 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	}
 	rows, err := q.QueryContext(ctx, d.handoff.SQL(n), args...)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
+		return nil, fmt.Errorf("postgres: insert %d events: %w", n, err)
 	}
 	recs, err := sqlkit.HandoffRecords(rows, events)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: insert %d events: %w", n, err)
+		return nil, fmt.Errorf("postgres: insert %d events: %w", n, err)
 	}
 	return recs, nil
 }
@@ -289,15 +289,15 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, d.read)
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/postgres: read: prepare: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("postgres: read: prepare: %w", err)
 	}
 	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), req.After, req.Horizon, sqlkit.UTC(req.Now), req.Limit)
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/postgres: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("postgres: read: %w", err)
 	}
 	res, err := sqlkit.ScanRead(rows, true, req.Limit)
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/postgres: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("postgres: read: %w", err)
 	}
 	return res, nil
 }
@@ -310,15 +310,15 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, d.readCritical)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: read critical: prepare: %w", err)
+		return nil, fmt.Errorf("postgres: read critical: prepare: %w", err)
 	}
 	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), sqlkit.UTC(req.Now), sqlkit.CriticalWindow(req), req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: read critical: %w", err)
+		return nil, fmt.Errorf("postgres: read critical: %w", err)
 	}
 	res, err := sqlkit.ScanRead(rows, true, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: read critical: %w", err)
+		return nil, fmt.Errorf("postgres: read critical: %w", err)
 	}
 	return res.Records, nil
 }
@@ -377,11 +377,11 @@ func textArray(ss []string) string {
 func affected(op string) func(sql.Result, error) (int64, error) {
 	return func(res sql.Result, err error) (int64, error) {
 		if err != nil {
-			return 0, fmt.Errorf("jitoutbox/postgres: %s: %w", op, err)
+			return 0, fmt.Errorf("postgres: %s: %w", op, err)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return 0, fmt.Errorf("jitoutbox/postgres: %s: rows affected: %w", op, err)
+			return 0, fmt.Errorf("postgres: %s: rows affected: %w", op, err)
 		}
 		return n, nil
 	}
@@ -402,14 +402,14 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, d.mark)
 	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/postgres: mark: prepare: %w", err)
+		return 0, fmt.Errorf("postgres: mark: prepare: %w", err)
 	}
 	var n int64
 	if err := stmt.QueryRowContext(ctx, m.Token, intArray(m.Seqs), unblock, at).Scan(&n); err != nil {
 		if ctx.Err() == nil {
 			d.stmts.Forget(db, d.mark) // e.g. the function was dropped and created again
 		}
-		return 0, fmt.Errorf("jitoutbox/postgres: mark: %w", err)
+		return 0, fmt.Errorf("postgres: mark: %w", err)
 	}
 	return n, nil
 }
@@ -438,10 +438,10 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 	}
 	b, err := json.Marshal(fs)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/postgres: fail: %w", err)
+		return fmt.Errorf("postgres: fail: %w", err)
 	}
 	if _, err := db.ExecContext(ctx, d.fail, token, string(b)); err != nil {
-		return fmt.Errorf("jitoutbox/postgres: fail: %w", err)
+		return fmt.Errorf("postgres: fail: %w", err)
 	}
 	return nil
 }
@@ -484,7 +484,7 @@ func (d *Dialect) Skip(ctx context.Context, db *sql.DB, f dialects.RequeueFilter
 func count(ctx context.Context, db *sql.DB, op, query string, args ...any) (int64, error) {
 	var n int64
 	if err := db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("jitoutbox/postgres: %s: %w", op, err)
+		return 0, fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	return n, nil
 }
@@ -505,7 +505,7 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("jitoutbox/postgres: trylock %q: %w", name, err)
+		return false, fmt.Errorf("postgres: trylock %q: %w", name, err)
 	}
 	return got == owner, nil
 }
@@ -514,5 +514,5 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 // blocked aggregates in one query (sql/stats.sql) whose cost is bounded by
 // the pending and dead rows, not by the published rows kept.
 func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
-	return sqlkit.ReadStats(ctx, db, d.stats, "jitoutbox/postgres")
+	return sqlkit.ReadStats(ctx, db, d.stats, "postgres")
 }

@@ -57,7 +57,7 @@ var _ dialects.Session = (*session)(nil)
 func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/postgres: open session: %w", err)
+		return nil, fmt.Errorf("postgres: open session: %w", err)
 	}
 	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
 	if s.partNS, s.memberNS, err = d.lockNamespaces(ctx, conn); err != nil {
@@ -74,7 +74,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		if _, perr := d.Partitions(ctx, db); perr != nil {
 			return nil, perr
 		}
-		return nil, fmt.Errorf("jitoutbox/postgres: open session: %w", err)
+		return nil, fmt.Errorf("postgres: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
 	_, _ = conn.ExecContext(ctx, d.sess.gc, s.memberNS, sqlkit.UTC(time.Now().Add(-gcAge)))
@@ -92,7 +92,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 func (s *session) Nudge(ctx context.Context) error {
 	var kicked int
 	if err := s.conn.QueryRowContext(ctx, s.d.sess.kick, s.memberNS).Scan(&kicked); err != nil {
-		return fmt.Errorf("jitoutbox/postgres: nudge: %w", err)
+		return fmt.Errorf("postgres: nudge: %w", err)
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func (s *session) Token() string { return s.token }
 // fail marks the session lost when err came from its connection.
 func (s *session) fail(op string, err error) error {
 	s.lost = true
-	return fmt.Errorf("jitoutbox/postgres: session %s: %w: %w", op, dialects.ErrSessionLost, err)
+	return fmt.Errorf("postgres: session %s: %w: %w", op, dialects.ErrSessionLost, err)
 }
 
 func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, error) {
@@ -216,7 +216,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	target, live, ok := sqlkit.Watch(v.Relays, s.token, s.ids)
 	s.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("jitoutbox/postgres: wait: a relay of the view is not in the last view read")
+		return fmt.Errorf("postgres: wait: a relay of the view is not in the last view read")
 	}
 	if s.watch == nil {
 		c, err := s.db.Conn(ctx)
@@ -229,7 +229,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
+			return fmt.Errorf("postgres: wait: %w", err)
 		}
 		s.watch = c
 	}
@@ -239,7 +239,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	stop()
 	if errors.Is(err, sql.ErrNoRows) {
 		// The live relays are no longer v's: one joined since v was read.
-		return fmt.Errorf("jitoutbox/postgres: wait: %w", dialects.ErrRelaysChanged)
+		return fmt.Errorf("postgres: wait: %w", dialects.ErrRelaysChanged)
 	}
 	if err != nil {
 		// Cancelled or broken: the lock may have been granted before the
@@ -250,9 +250,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			return ctx.Err()
 		}
 		if strings.Contains(err.Error(), "canceling statement due to user request") {
-			return fmt.Errorf("jitoutbox/postgres: wait: %w", dialects.ErrRelaysChanged)
+			return fmt.Errorf("postgres: wait: %w", dialects.ErrRelaysChanged)
 		}
-		return fmt.Errorf("jitoutbox/postgres: wait: %w", err)
+		return fmt.Errorf("postgres: wait: %w", err)
 	}
 	return nil
 }
@@ -314,7 +314,7 @@ func (s *session) Close() error {
 	discard(s.conn)
 	s.conn = nil
 	if err != nil {
-		return fmt.Errorf("jitoutbox/postgres: close session: %w", err)
+		return fmt.Errorf("postgres: close session: %w", err)
 	}
 	return nil
 }

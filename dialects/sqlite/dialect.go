@@ -73,13 +73,13 @@ func New(opts ...Option) (*Dialect, error) {
 	load := func(name string) string {
 		b, err := sqlFiles.ReadFile("sql/" + name)
 		if err != nil {
-			panic("jitoutbox/sqlite: missing embedded " + name) // build-time invariant
+			panic("sqlite: missing embedded " + name) // build-time invariant
 		}
 		return render(string(b))
 	}
 	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
 	if err != nil {
-		panic("jitoutbox/sqlite: " + err.Error()) // build-time invariant
+		panic("sqlite: " + err.Error()) // build-time invariant
 	}
 	d.schema = sqlkit.SchemaText(migs)
 	d.migrator = sqlkit.Migrator{
@@ -93,7 +93,7 @@ func New(opts ...Option) (*Dialect, error) {
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
-		Name:   "jitoutbox/sqlite",
+		Name:   "sqlite",
 		Needed: 3,
 	}
 	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
@@ -165,11 +165,11 @@ func (d *Dialect) MaxInsertRows() int { return maxVariables / d.insert.Columns()
 func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: migrate: %w", err)
+		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: migrate: begin: %w", err)
+		return fmt.Errorf("sqlite: migrate: begin: %w", err)
 	}
 	if err := d.migrator.Run(ctx, conn); err != nil {
 		rollback(conn)
@@ -177,7 +177,7 @@ func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
 	}
 	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 		rollback(conn)
-		return fmt.Errorf("jitoutbox/sqlite: migrate: commit: %w", err)
+		return fmt.Errorf("sqlite: migrate: commit: %w", err)
 	}
 	if _, err := d.Partitions(ctx, db); err != nil {
 		return err
@@ -234,7 +234,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 			return err
 		}
 		if _, err := q.ExecContext(ctx, d.insert.SQL(n), args...); err != nil {
-			return fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
+			return fmt.Errorf("sqlite: insert %d events: %w", n, err)
 		}
 		events = events[n:]
 	}
@@ -288,11 +288,11 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	}
 	rows, err := q.QueryContext(ctx, d.handoff.SQL(n), append(args, js)...)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
+		return nil, fmt.Errorf("sqlite: insert %d events: %w", n, err)
 	}
 	recs, err := sqlkit.HandoffRecords(rows, events)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: insert %d events: %w", n, err)
+		return nil, fmt.Errorf("sqlite: insert %d events: %w", n, err)
 	}
 	return recs, nil
 }
@@ -310,15 +310,15 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/sqlite: read: prepare: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: prepare: %w", err)
 	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: %w", err)
 	}
 	res, err := sqlkit.ScanRead(rows, false, req.Limit)
 	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox/sqlite: read: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: %w", err)
 	}
 	return res, nil
 }
@@ -331,15 +331,15 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, d.readCritical)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: read critical: prepare: %w", err)
+		return nil, fmt.Errorf("sqlite: read critical: prepare: %w", err)
 	}
 	rows, err := stmt.QueryContext(ctx, jsonParts(req.Partitions), micros(sqlkit.UTC(req.Now)), req.Limit, sqlkit.CriticalWindow(req))
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: read critical: %w", err)
+		return nil, fmt.Errorf("sqlite: read critical: %w", err)
 	}
 	res, err := sqlkit.ScanRead(rows, false, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: read critical: %w", err)
+		return nil, fmt.Errorf("sqlite: read critical: %w", err)
 	}
 	return res.Records, nil
 }

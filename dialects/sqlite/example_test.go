@@ -81,5 +81,5 @@ func ExampleWithTable() {
 func ExampleWithPartitions() {
 	_, err := sqlite.New(sqlite.WithPartitions(0))
 	fmt.Println(err)
-	// Output: jitoutbox: invalid partition count: WithPartitions(0); use 1 to 4096
+	// Output: dialects: invalid partition count: WithPartitions(0); use 1 to 4096
 }

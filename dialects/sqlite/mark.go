@@ -20,11 +20,11 @@ func affected(op string) func(sql.Result, error) (int64, error) {
 
 func count(op string, res sql.Result, err error) (int64, error) {
 	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/sqlite: %s: %w", op, err)
+		return 0, fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return 0, fmt.Errorf("jitoutbox/sqlite: %s: rows affected: %w", op, err)
+		return 0, fmt.Errorf("sqlite: %s: rows affected: %w", op, err)
 	}
 	return n, nil
 }
@@ -33,14 +33,14 @@ func count(op string, res sql.Result, err error) (int64, error) {
 func inTx(ctx context.Context, db *sql.DB, op string, fn func(tx *sql.Tx) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: %s: begin: %w", op, err)
+		return fmt.Errorf("sqlite: %s: begin: %w", op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 	if err := fn(tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: %s: commit: %w", op, err)
+		return fmt.Errorf("sqlite: %s: commit: %w", op, err)
 	}
 	return nil
 }
@@ -59,7 +59,7 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 	if len(m.Unblock) == 0 {
 		stmt, err := d.stmts.Stmt(ctx, db, query)
 		if err != nil {
-			return 0, fmt.Errorf("jitoutbox/sqlite: mark: prepare: %w", err)
+			return 0, fmt.Errorf("sqlite: mark: prepare: %w", err)
 		}
 		return affected("mark")(stmt.ExecContext(ctx, args...))
 	}
@@ -104,22 +104,22 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 	}
 	allJS, err := json.Marshal(all)
 	if err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: fail: %w", err)
+		return fmt.Errorf("sqlite: fail: %w", err)
 	}
 	return inTx(ctx, db, "fail", func(tx *sql.Tx) error {
 		changed, err := querySeqs(ctx, tx, d.fail, token, string(allJS))
 		if err != nil {
-			return fmt.Errorf("jitoutbox/sqlite: fail: %w", err)
+			return fmt.Errorf("sqlite: fail: %w", err)
 		}
 		if len(blocks) == 0 || len(changed) == 0 {
 			return nil
 		}
 		blockJS, err := json.Marshal(blocks)
 		if err != nil {
-			return fmt.Errorf("jitoutbox/sqlite: fail: %w", err)
+			return fmt.Errorf("sqlite: fail: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, d.failBlock, string(blockJS), sqlkit.JSONInts(changed)); err != nil {
-			return fmt.Errorf("jitoutbox/sqlite: fail: block: %w", err)
+			return fmt.Errorf("sqlite: fail: block: %w", err)
 		}
 		return nil
 	})
@@ -165,7 +165,7 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 	err = inTx(ctx, db, "requeue", func(tx *sql.Tx) error {
 		seqs, err := querySeqs(ctx, tx, query, args...)
 		if err != nil {
-			return fmt.Errorf("jitoutbox/sqlite: requeue: %w", err)
+			return fmt.Errorf("sqlite: requeue: %w", err)
 		}
 		n = int64(len(seqs))
 		if n == 0 {
@@ -216,7 +216,7 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("jitoutbox/sqlite: trylock %q: %w", name, err)
+		return false, fmt.Errorf("sqlite: trylock %q: %w", name, err)
 	}
 	return got == owner, nil
 }
@@ -225,5 +225,5 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 // blocked aggregates in one query (sql/stats.sql) whose cost is bounded by
 // the pending and dead rows, not by the published rows kept.
 func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
-	return sqlkit.ReadStats(ctx, db, d.stats, "jitoutbox/sqlite")
+	return sqlkit.ReadStats(ctx, db, d.stats, "sqlite")
 }

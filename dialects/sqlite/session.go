@@ -19,7 +19,7 @@ import (
 // ErrInvalidLease is returned (wrapped) by OpenSession given a lease that
 // is not positive: SQLite has no session locks, so ownership is a lease
 // and a session without one could never own anything.
-var ErrInvalidLease = errors.New("jitoutbox/sqlite: session lease must be positive")
+var ErrInvalidLease = errors.New("sqlite: session lease must be positive")
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
@@ -73,7 +73,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		if _, perr := d.Partitions(ctx, db); perr != nil {
 			return nil, perr
 		}
-		return nil, fmt.Errorf("jitoutbox/sqlite: open session: %w", err)
+		return nil, fmt.Errorf("sqlite: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
 	_, _ = db.ExecContext(ctx, d.sess.gc, micros(now.Add(-gcAge)), micros(now))
@@ -95,7 +95,7 @@ func (s *session) Token() string { return s.token }
 // lostErr reports the session as lost.
 func (s *session) lostErr(op string, err error) error {
 	s.lost = true
-	return fmt.Errorf("jitoutbox/sqlite: session %s: %w: %w", op, dialects.ErrSessionLost, err)
+	return fmt.Errorf("sqlite: session %s: %w: %w", op, dialects.ErrSessionLost, err)
 }
 
 func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, error) {
@@ -109,7 +109,7 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	defer s.wrote(s.stamp()) // the stamp before the write
 	taken, err := queryCol[int](ctx, s.db, s.d.sess.take, jsonParts(parts), s.token, micros(now), micros(now.Add(s.lease)))
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox/sqlite: session take: %w", err)
+		return nil, fmt.Errorf("sqlite: session take: %w", err)
 	}
 	for _, p := range taken {
 		s.owns[p] = true
@@ -123,7 +123,7 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	}
 	defer s.wrote(s.stamp()) // the stamp before the write
 	if _, err := s.db.ExecContext(ctx, s.d.sess.release, jsonParts(parts), s.token); err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: session release: %w", err)
+		return fmt.Errorf("sqlite: session release: %w", err)
 	}
 	for _, p := range parts {
 		delete(s.owns, p)
@@ -157,14 +157,14 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 			// Forgotten while it owned nothing for longer than gcAge past
 			// its lease: it has nothing to lose, register it again.
 			if _, err := s.db.ExecContext(ctx, s.d.sess.open, s.token, s.relay, micros(now), micros(until)); err != nil {
-				return nil, time.Time{}, fmt.Errorf("jitoutbox/sqlite: session check: register again: %w", err)
+				return nil, time.Time{}, fmt.Errorf("sqlite: session check: register again: %w", err)
 			}
 		}
 		return nil, until, nil
 	}
 	owned, err := queryCol[int](ctx, s.db, s.d.sess.check, s.token, micros(until))
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("jitoutbox/sqlite: session check: %w", err)
+		return nil, time.Time{}, fmt.Errorf("sqlite: session check: %w", err)
 	}
 	if len(owned) < len(s.owns) {
 		return owned, time.Time{}, s.lostErr("check",
@@ -205,11 +205,11 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	}
 	rows, err := s.db.QueryContext(ctx, s.d.sess.view, micros(sqlkit.UTC(now)))
 	if err != nil {
-		return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
+		return v, fmt.Errorf("sqlite: session view: %w", err)
 	}
 	v, _, err = sqlkit.ScanView(rows)
 	if err != nil {
-		return v, fmt.Errorf("jitoutbox/sqlite: session view: %w", err)
+		return v, fmt.Errorf("sqlite: session view: %w", err)
 	}
 	s.mu.Lock()
 	s.viewAt, s.viewRead = now, time.Now()
@@ -233,7 +233,7 @@ func (s *session) Close() error {
 	s.db = nil
 	s.lost = true
 	if err != nil {
-		return fmt.Errorf("jitoutbox/sqlite: close session: %w", err)
+		return fmt.Errorf("sqlite: close session: %w", err)
 	}
 	return nil
 }

@@ -111,10 +111,10 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("jitoutbox/sqlite: wait: %w", err)
+			return fmt.Errorf("sqlite: wait: %w", err)
 		}
 		if !slices.Equal(live, v.Relays) {
-			return fmt.Errorf("jitoutbox/sqlite: wait: %w", dialects.ErrRelaysChanged)
+			return fmt.Errorf("sqlite: wait: %w", dialects.ErrRelaysChanged)
 		}
 	}
 }

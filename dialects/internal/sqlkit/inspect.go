@@ -28,7 +28,7 @@ type Inspector struct {
 
 // InspectorConfig describes how a dialect binds inspection arguments.
 type InspectorConfig struct {
-	// Op prefixes errors ("jitoutbox/postgres").
+	// Op prefixes errors: the calling dialect's package name ("postgres").
 	Op string
 	// Files holds sql/inspect_list.sql, sql/inspect_list_aggregate.sql,
 	// sql/inspect_get.sql, sql/inspect_blockers.sql,

@@ -127,7 +127,7 @@ type Migrator struct {
 	VersionsExists string
 	// Steps are the Go steps migration files name.
 	Steps map[string]func(ctx context.Context, q dialects.Querier) error
-	// Name prefixes errors ("jitoutbox/postgres").
+	// Name prefixes errors: the calling dialect's package name ("postgres").
 	Name string
 	// Needed is the schema version writers and relays of this code need.
 	// Later migrations only add what they do without (indexes that make
@@ -276,7 +276,7 @@ func PartitionsReadError(ctx context.Context, dialect, table string, err error, 
 	if ctx.Err() == nil && (errors.Is(err, sql.ErrNoRows) || missing) {
 		return fmt.Errorf("%w: table %s: %w", dialects.ErrSchemaVersion, table, err)
 	}
-	return fmt.Errorf("jitoutbox/%s: read partition count: %w", dialect, err)
+	return fmt.Errorf("%s: read partition count: %w", dialect, err)
 }
 
 // CheckPartitions applies Dialect.Partitions' rules to what a dialect's

@@ -58,7 +58,7 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 		// goes on with the others.
 		bad, err := scanTolerant(rows, dest, names)
 		if err != nil {
-			return dialects.ReadResult{}, fmt.Errorf("jitoutbox: scan row: %w", err)
+			return dialects.ReadResult{}, fmt.Errorf("sqlkit: scan row: %w", err)
 		}
 		if pj.Valid {
 			payload = []byte(pj.String)
@@ -77,7 +77,7 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("jitoutbox: read rows: %w", err)
+		return dialects.ReadResult{}, fmt.Errorf("sqlkit: read rows: %w", err)
 	}
 	SortBySeq(out)
 	return dialects.ReadResult{Records: out, Horizon: horizon.Int64}, nil

@@ -15,7 +15,7 @@ import (
 // cap, seq and published_at of the oldest published row, the highest seq,
 // the aggregates blocked behind a dead row and behind a retry, and the
 // pending and dead rows whose partition is outside [0, P). prefix
-// starts the error ("jitoutbox/postgres").
+// starts the error: the calling dialect's package name ("postgres").
 func ReadStats(ctx context.Context, db *sql.DB, query, prefix string) (dialects.Stats, error) {
 	var (
 		s                    dialects.Stats

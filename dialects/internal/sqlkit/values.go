@@ -27,7 +27,7 @@ func EncodeHeaders(h map[string]string) (any, error) {
 	}
 	b, err := json.Marshal(h)
 	if err != nil {
-		return nil, fmt.Errorf("jitoutbox: encode headers: %w", err)
+		return nil, fmt.Errorf("sqlkit: encode headers: %w", err)
 	}
 	return string(b), nil
 }
@@ -40,7 +40,7 @@ func DecodeHeaders(s *string) (map[string]string, error) {
 	}
 	var h map[string]string
 	if err := json.Unmarshal([]byte(*s), &h); err != nil {
-		return nil, fmt.Errorf("jitoutbox: decode headers: %w", err)
+		return nil, fmt.Errorf("sqlkit: decode headers: %w", err)
 	}
 	if len(h) == 0 {
 		return nil, nil
@@ -112,7 +112,7 @@ func (n *NullTime) Scan(src any) error {
 	case string:
 		return n.parse(v)
 	}
-	return fmt.Errorf("jitoutbox: cannot scan %T into a time", src)
+	return fmt.Errorf("sqlkit: cannot scan %T into a time", src)
 }
 
 func (n *NullTime) parse(s string) error {
@@ -129,7 +129,7 @@ func (n *NullTime) parse(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("jitoutbox: cannot parse time %q", s)
+	return fmt.Errorf("sqlkit: cannot parse time %q", s)
 }
 
 // Value implements driver.Valuer (for completeness; dialects bind times
@@ -209,7 +209,7 @@ func JSONStrings(ss []string) (string, error) {
 	}
 	b, err := json.Marshal(ss)
 	if err != nil {
-		return "", fmt.Errorf("jitoutbox: encode ids: %w", err)
+		return "", fmt.Errorf("sqlkit: encode ids: %w", err)
 	}
 	return string(b), nil
 }

@@ -26,9 +26,9 @@ CREATE TABLE IF NOT EXISTS {{table}} (
 -- fillfactor 50: half of each page stays free, so that the lease a claim
 -- writes (locked_by, locked_until: no index covers them) is a HOT update,
 -- a new row version on the same page with no new index entries, instead of
--- a new version plus an entry in each of the four indexes. A 500-row claim
--- on a 100,000-row backlog took 5.3 ms against 11 ms (pgbench, claim then
--- delete, 2-vCPU machine, 2026-11-22). The table takes twice the pages. An
+-- a new version plus an entry in each of the four indexes: a claim on a
+-- large backlog costs about half as much, and the table takes twice the
+-- pages (figures: bench/results/*-pg-claim-tuning.md). An
 -- existing table keeps its fillfactor; ALTER TABLE ... SET (fillfactor = 50)
 -- applies it to pages written from then on.
 CREATE INDEX IF NOT EXISTS {{name}}_claim_idx ON {{table}} (seq) WHERE state = 0;
@@ -47,8 +47,8 @@ INSERT INTO {{table}}_locks (name) VALUES ('claim') ON CONFLICT (name) DO NOTHIN
 -- is taken, sees every earlier claim: claims from all relays are serialised,
 -- and the per-aggregate rules hold. Per call, transaction-local (set_config
 -- with is_local, NOT the function's SET clause: a SET clause restores every
--- setting when the function returns, before the COMMIT, which made the
--- claim wait for the WAL flush, 0.79 ms against 0.39 ms here):
+-- setting when the function returns, before the COMMIT, so the claim
+-- would wait for the WAL flush after all):
 --   synchronous_commit off: the COMMIT does not wait for the WAL flush; a
 --     lease lost in a server crash only makes its rows claimable again,
 --     which a lease expiry does anyway.
@@ -56,25 +56,23 @@ INSERT INTO {{table}}_locks (name) VALUES ('claim') ON CONFLICT (name) DO NOTHIN
 --     LIMIT; without it, on a freshly loaded table the planner fetched and
 --     sorted every pending row) and on for the claim by ids (look the ids up
 --     by the unique index, then sort the few rows).
---   plan_cache_mode: a custom plan for the scan (a generic plan of it took
---     15-20 ms against 3.8 ms for 500 rows of a 100k backlog), the cached
---     generic plan for the claim by ids (same shape whatever the ids; no
---     planning per call: 0.14 ms against 0.39 ms, the just-in-time path).
---   jit off: past jit_above_cost JIT added ~200 ms to a 10 ms claim.
--- (Timings: pgbench -n -M extended -T 5 -f <a file calling this function>
--- against 20 and 100,000 pending rows, 2-vCPU machine, 2026-11-22; the
--- commit that introduced these settings gives the before/after figures.)
+--   plan_cache_mode: a custom plan for the scan (a generic plan of it was
+--     several times slower on a large backlog), the cached generic plan for the
+--     claim by ids (same shape whatever the ids, so planning per call is
+--     pure cost).
+--   jit off: a claim is a short indexed query; past jit_above_cost JIT
+--     compilation cost many times the claim itself.
+-- (Figures and the pgbench command: bench/results/*-pg-claim-tuning.md.)
 -- The scan claim looks first at the first 2 x p_limit pending rows and
 -- applies the hold-back to them in one pass (a window function over the
 -- aggregate). The per-candidate check it replaces reads every earlier
 -- pending row of the candidate's aggregate: quadratic when a batch holds
 -- many rows of few aggregates, and, with a second relay holding every
--- aggregate, a scan of the whole backlog at that price. Per 500-row claim
--- of 100,000 rows (pgbench: claim, 8 ms sleep, delete; 2-vCPU machine,
--- 2026-11-22): over 10 aggregates 41 -> 5.5 ms with one client, 1,675 ->
--- 28 ms with two; over 1,000 aggregates unchanged (5.5-6.1 ms with one
--- client, 7.3-7.5 ms with two). Only when that look was full and leased
--- less than p_limit does the claim scan on past it, per candidate.
+-- aggregate, a scan of the whole backlog at that price. The one pass makes
+-- a claim over few aggregates cost what a claim over many does (figures:
+-- bench/results/*-pg-claim-tuning.md). Only when that look was
+-- full and leased less than p_limit does the claim scan on past it, per
+-- candidate.
 -- OFFSET 0 keeps the hold-back check a SubPlan probed per candidate
 -- (aggregate_idx); as an anti join the planner chose a Seq Scan of the whole
 -- table (O(table) per claim). With p_ids, a row is refused while an earlier
@@ -253,9 +251,8 @@ $claim$;
 -- synchronous_commit off: the COMMIT does not wait for the WAL flush. A mark
 -- lost in a server crash leaves its rows leased; when the lease expires they
 -- are published again, which at-least-once delivery allows (and JetStream's
--- duplicate window drops while it lasts, by Nats-Msg-Id). 500-row delete:
--- 1.5-1.8 ms against 0.9 ms plus a 0.15 ms COMMIT (pgbench, 2-vCPU machine,
--- 2026-11-22).
+-- duplicate window drops while it lasts, by Nats-Msg-Id). Figures:
+-- bench/results/*-pg-claim-tuning.md.
 CREATE OR REPLACE FUNCTION {{table}}_mark(p_seqs TEXT, p_owner TEXT, p_at TIMESTAMPTZ)
 RETURNS BIGINT
 LANGUAGE plpgsql VOLATILE
