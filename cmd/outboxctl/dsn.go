@@ -43,11 +43,10 @@ var dsnEnv = map[string]string{
 	"sqlite":   "JITOUTBOX_SQLITE_DSN",
 }
 
-// resolveDSN picks the DSN and dialect from flags and environment.
+// resolveDSN picks the DSN and dialect from the flags (which
+// JITOUTBOX_DSN and JITOUTBOX_DSN_FILE may have set) and, without a DSN,
+// the dialects' variables.
 func resolveDSN(dialect, dsn string, getenv func(string) string) (string, string, error) {
-	if dsn == "" {
-		dsn = getenv("JITOUTBOX_DSN")
-	}
 	if dsn == "" && dialect != "" {
 		env, ok := dsnEnv[dialect]
 		if !ok {
@@ -68,7 +67,7 @@ func resolveDSN(dialect, dsn string, getenv func(string) string) (string, string
 		}
 	}
 	if dsn == "" {
-		return "", "", fmt.Errorf("%w: no database: pass -dsn, or set JITOUTBOX_DSN or JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN", errUsage)
+		return "", "", fmt.Errorf("%w: no database: pass -dsn or -dsn-file, or set JITOUTBOX_DSN, JITOUTBOX_DSN_FILE or JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN", errUsage)
 	}
 	if dialect == "" {
 		d, err := inferDialect(dsn)

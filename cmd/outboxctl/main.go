@@ -6,8 +6,15 @@
 // Commands: migrate (-plan lists what it would apply), status, list, dead,
 // blocked, show, requeue, skip, purge, serve (a web console on
 // 127.0.0.1:8080 by default). Run "outboxctl help" for their flags. Row
-// data and errors print with their control characters escaped. The DSN may also come from
-// JITOUTBOX_DSN or JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN; it is never printed.
+// data and errors print with their control characters escaped.
+//
+// Every global flag, and every flag of serve, can also be set by the
+// environment variable "outboxctl -h" and "outboxctl serve -h" name
+// (JITOUTBOX_DSN, JITOUTBOX_TABLE, JITOUTBOX_CONSOLE_ADDR, ...); a flag on
+// the command line wins. The DSN and the console token can be read from a
+// file (-dsn-file, -token-file, or their _FILE variables); without a DSN,
+// the one of JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN is used. No DSN or token
+// is ever printed.
 package main
 
 import (

@@ -23,11 +23,14 @@ import (
 
 const usage = `usage: outboxctl [global flags] <command> [flags]
 
-Global flags (also accepted after the command):
-  -dialect postgres|mysql|sqlite   inferred from the DSN when omitted
-  -dsn DSN                         or JITOUTBOX_DSN / JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN
-  -table NAME                      outbox table (default "outbox")
-  -json                            one JSON document per command
+Global flags (also accepted after the command; each also from its variable):
+  -dialect postgres|mysql|sqlite   $JITOUTBOX_DIALECT; inferred from the DSN when omitted
+  -dsn DSN                         $JITOUTBOX_DSN; without one, the DSN of -dialect's
+                                   (or the only one set) of JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN
+  -dsn-file FILE                   $JITOUTBOX_DSN_FILE; read -dsn from FILE, its trailing
+                                   newline trimmed (a mounted Secret); not with -dsn
+  -table NAME                      $JITOUTBOX_TABLE; outbox table (default "outbox")
+  -json                            $JITOUTBOX_JSON; one JSON document per command
 
 Commands:
   migrate [-plan [-v]]             apply the numbered migrations the table lacks (idempotent);
@@ -51,19 +54,28 @@ Commands:
   serve [-addr 127.0.0.1:8080] [-token-file F] [-read-only] [-refresh 5s] [-limit 50]
         [-cookie-secure] [-retention D]
                                    the web console; a token (-token-file or JITOUTBOX_CONSOLE_TOKEN)
-                                   is needed beyond loopback and behind a reverse proxy
+                                   is needed beyond loopback and behind a reverse proxy;
+                                   each flag also from $JITOUTBOX_CONSOLE_<FLAG> (outboxctl serve -h):
+                                   JITOUTBOX_CONSOLE_ADDR, JITOUTBOX_CONSOLE_TOKEN,
+                                   JITOUTBOX_CONSOLE_TOKEN_FILE, JITOUTBOX_CONSOLE_READ_ONLY,
+                                   JITOUTBOX_CONSOLE_REFRESH, JITOUTBOX_CONSOLE_LIMIT,
+                                   JITOUTBOX_CONSOLE_COOKIE_SECURE, JITOUTBOX_CONSOLE_RETENTION
   help                             this text (also -h)
+
+A flag on the command line wins over its variable. No DSN, token or password
+is ever printed.
 `
 
 // globals are the flags every command accepts.
 type globals struct {
-	dialect, dsn, table string
-	json                bool
+	dialect, dsn, dsnFile, table string
+	json                         bool
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.dialect, "dialect", g.dialect, "postgres, mysql or sqlite (inferred from the DSN)")
-	fs.StringVar(&g.dsn, "dsn", g.dsn, "database DSN (or JITOUTBOX_*_DSN)")
+	fs.StringVar(&g.dsn, "dsn", g.dsn, "database DSN (or JITOUTBOX_{POSTGRES,MYSQL,SQLITE}_DSN)")
+	fs.StringVar(&g.dsnFile, "dsn-file", g.dsnFile, "read -dsn from this file, its trailing newline trimmed (a mounted Kubernetes Secret); not with -dsn")
 	fs.StringVar(&g.table, "table", g.table, "outbox table name")
 	fs.BoolVar(&g.json, "json", g.json, "print JSON")
 }
@@ -73,7 +85,9 @@ type env struct {
 	g      *globals
 	stdout io.Writer
 	stderr io.Writer // logs (serve)
-	getenv func(string) string
+	// cmdline holds the flags given on the command line, not by a
+	// variable.
+	cmdline map[string]bool
 	// redact hides the DSN and its password in an error's text.
 	redact func(error) error
 	db     *sql.DB
@@ -121,6 +135,7 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	fs.SetOutput(stderr)
 	g.register(fs)
 	opts := cmd.flags(fs)
+	annotateEnv(fs, name)
 	pos, err := parseInterleaved(fs, rest)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -128,12 +143,21 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 		}
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
+	set := map[string]bool{}
+	top.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := applyEnv(fs, name, set, getenv); err != nil {
+		return err
+	}
+	if err := g.readDSNFile(); err != nil {
+		return err
+	}
 
 	dialect, dsn, err := resolveDSN(g.dialect, g.dsn, getenv)
 	if err != nil {
 		return err
 	}
-	e := &env{g: g, stdout: stdout, stderr: stderr, getenv: getenv,
+	e := &env{g: g, stdout: stdout, stderr: stderr, cmdline: set,
 		redact: func(err error) error { return redact(err, dsn) }}
 	if e.d, err = newDialect(dialect, g.table); err != nil {
 		return err

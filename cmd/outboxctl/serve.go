@@ -15,8 +15,8 @@ import (
 
 // Console settings.
 const (
-	// consoleTokenEnv is the environment variable read when neither
-	// -token nor -token-file is given.
+	// consoleTokenEnv is the environment variable of -token, read when
+	// neither -token nor -token-file is given (envName("serve", "token")).
 	consoleTokenEnv = "JITOUTBOX_CONSOLE_TOKEN"
 	// minTokenLen is the shortest token accepted: a token guards every
 	// action on the outbox from the network.
@@ -86,16 +86,20 @@ func serveFlags(fs *flag.FlagSet) runner {
 	})
 }
 
-// readToken sets o.token from -token (already parsed), -token-file or
-// JITOUTBOX_CONSOLE_TOKEN, in that order, and warns about a token given on
-// the command line (every user of the machine sees it in ps) or in a file
-// that others may read.
+// readToken sets o.token from -token-file when it is given, and warns
+// about a token given on the command line (every user of the machine sees
+// it in ps) or in a file that others may read. -token and -token-file come
+// from the command line or, without either there, from
+// JITOUTBOX_CONSOLE_TOKEN and JITOUTBOX_CONSOLE_TOKEN_FILE; both at the
+// same level is an error.
 func (o *consoleOptions) readToken(e *env, file string) error {
 	switch {
 	case o.token != "" && file != "":
-		return fmt.Errorf("%w: -token and -token-file: give one", errUsage)
+		return fmt.Errorf("%w: give -token or -token-file (or $%s or $%s_FILE), not both", errUsage, consoleTokenEnv, consoleTokenEnv)
 	case o.token != "":
-		e.logger().Warn("console: -token shows in the process list; prefer -token-file or " + consoleTokenEnv)
+		if e.cmdline["token"] {
+			e.logger().Warn("console: -token shows in the process list; prefer -token-file or " + consoleTokenEnv)
+		}
 		return nil
 	case file != "":
 		fi, err := os.Stat(file)
@@ -112,9 +116,6 @@ func (o *consoleOptions) readToken(e *env, file string) error {
 		if fi.Mode().Perm()&0o077 != 0 {
 			e.logger().Warn("console: the token file can be read by other users: chmod 600 it", "file", file)
 		}
-		return nil
-	case e.getenv != nil:
-		o.token = e.getenv(consoleTokenEnv)
 	}
 	return nil
 }
