@@ -3,7 +3,6 @@ package relay
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -51,151 +50,98 @@ import (
 // event too, or a retry before its time). So while a critical read's rows
 // wait for takeFast (critWatch), the aggregates of read-lane batches that
 // end go to critEnded, and takeFast leaves their rows to the read lane.
-// Hand-over batches run beside the critical read (fastWindow), so the
-// aggregates of hand-over batches that end meanwhile go to critEnded too.
-// The critical read holds fastBatch (for reading, as every hand-over batch
-// does) from before the read until its batch is published, so ownership
-// (and with it the seqs remembered) does not change in between.
+// The critical read holds fastBatch from before the read until its batch
+// is published, so ownership (and with it the seqs remembered) does not
+// change in between.
 
-// fastWindow is how many hand-over batches may be in the broker's hands
-// at once. Rows of a batch never wait for another batch's ack: each batch
-// holds aggregates no other batch in flight holds (takeFast), so the
-// broker may take them in any order. While every slot is busy, handed-over
-// rows queue in the hand-over and the next batch takes them all at once.
-// Eight covers the stalls of one ack (a broker flush, a scheduling hiccup)
-// at the commit rates a process reaches, and bounds the goroutines.
-const fastWindow = 8
-
-// fastLoop is the hand-over lane: it takes handed-over records as they
-// come, and runs critical reads when asked, and publishes each batch on a
-// slot of the window (fastWindow), until ctx ends; it returns once every
-// batch in flight has ended. A batch holds fastBatch for reading while it
-// is taken and published, so that an ownership change (run.apply, which
-// takes it for writing) waits for every batch in flight.
+// fastLoop is the hand-over lane: it publishes handed-over records as they
+// come, and runs critical reads when asked, until ctx ends.
 func (rn *run) fastLoop(ctx context.Context) {
-	slots := make(chan struct{}, fastWindow)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	// slot takes a slot of the window and fastBatch for reading; false
-	// when ctx ended first.
-	slot := func() bool {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return false
-		}
-		rn.fastBatch.RLock()
-		return true
-	}
-	// publish publishes batch (taken) on its slot and gives the slot back;
-	// done, if not nil, is told whether anything was published.
-	publish := func(batch []dialects.Record, done func(bool)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			published := rn.publishTaken(ctx, batch)
-			rn.fastBatch.RUnlock()
-			<-slots
-			if done != nil {
-				done(published)
-			}
-		}()
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-rn.wakes.handoff:
-			// The slot first: rows handed over while the window is full
-			// wait in the hand-over and go together in the next batch.
-			if !slot() {
-				return
-			}
 			recs, read := rn.r.hand.take()
 			if read {
 				// Rows that could not be handed over: a critical read
 				// (next round), then the read lane reads.
 				signal(rn.wakes.critical)
 			}
-			for first := true; ; first = false {
-				if !first && !slot() {
-					return
-				}
+			for len(recs) > 0 && ctx.Err() == nil {
 				n := min(len(recs), rn.r.cfg.BatchSize)
-				batch := rn.takeFast(recs[:n])
+				rn.fastBatch.Lock()
+				rn.publishFast(ctx, recs[:n], nil)
+				rn.fastBatch.Unlock()
 				recs = recs[n:]
-				if len(batch) == 0 {
-					rn.fastBatch.RUnlock()
-					<-slots
-					rn.releaseFast(nil) // rows taken but not published (already published, moved) were left by the read lane too
-				} else {
-					publish(batch, nil)
-				}
-				if len(recs) == 0 {
-					break
-				}
 			}
+			rn.releaseFast(nil) // rows taken but not published (already published, moved) were left by the read lane too
 		case <-rn.wakes.critical:
-			if !slot() {
-				return
-			}
-			batch, full := rn.criticalRead(ctx)
-			if len(batch) == 0 {
-				rn.fastBatch.RUnlock()
-				<-slots
-				continue
-			}
-			publish(batch, func(published bool) {
-				if published && full {
-					// A full read may have left free rows past its
-					// window: another.
-					signal(rn.wakes.critical)
-				}
-			})
+			rn.criticalRead(ctx)
 		}
 	}
 }
 
-// publishTaken publishes a hand-over batch that takeFast kept (its
-// aggregates in flight for the read lane) and reports whether any was
-// published. Whatever it leaves pending goes to the read lane: a retry's
-// time (the read lane owns the schedule), a failure, an outage, rows the
-// broker could not take.
-func (rn *run) publishTaken(ctx context.Context, batch []dialects.Record) bool {
-	var res cycleResult
-	res.claimed = len(batch)
-	rn.publishBatch(ctx, batch, true, &res)
-	if !res.retryAt.IsZero() {
-		rn.fastRetries.add(res.retryAt)
+// publishFast publishes a hand-over batch (called with fastBatch held):
+// the records takeFast keeps. wake, if not nil, is called once they are
+// taken (in flight for the read lane), before they are published. It
+// reports whether any was published.
+func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake func()) bool {
+	batch, dropped := rn.takeFast(recs)
+	if wake != nil {
+		wake()
 	}
-	if res.dbErr != nil || res.outage || res.more || res.unavailable {
+	var res cycleResult
+	if len(batch) > 0 {
+		res.claimed = len(batch)
+		rn.publishBatch(ctx, batch, true, &res)
+		if !res.retryAt.IsZero() {
+			// A failed row's retry: the read lane owns the schedule
+			// (without it the row waits for the poll).
+			rn.fastRetries.add(res.retryAt)
+		}
+		if res.dbErr != nil || res.outage || res.more || res.unavailable {
+			// Rows left pending (a failure, an outage, a broker that
+			// could not take them): the read lane takes over, with its
+			// back-off.
+			signal(rn.wakes.urgent)
+		}
+	}
+	if dropped {
 		signal(rn.wakes.urgent)
 	}
 	return res.published > 0
 }
 
-// criticalRead (on the hand-over lane's goroutine, holding a slot and
-// fastBatch for reading) reads the owned partitions' time-critical rows
-// that no earlier row of their aggregate holds back and returns those
-// takeFast kept, to be published like handed-over rows (see above), and
-// whether the read came back full. The read lane is woken once they are
-// taken (it leaves their aggregates alone while they are in flight), or at
-// once when there are none: it publishes what the critical read could
-// not. Database errors are left to the read lane, which backs off from
+// criticalRead reads the owned partitions' time-critical rows that no
+// earlier row of their aggregate holds back and publishes them like
+// handed-over rows (see above). The read lane is woken as soon as they
+// are taken (it leaves their aggregates alone while they are in flight),
+// or at once when there are none: it publishes what the critical read
+// could not. A read that came back full and published something asks for
+// another. Database errors are left to the read lane, which backs off from
 // them; while it backs off (an outage, a database error) there is no
-// critical read. One critical read runs at a time: critWatch and
-// critEnded are its own.
-func (rn *run) criticalRead(ctx context.Context) (batch []dialects.Record, full bool) {
-	defer signal(rn.wakes.urgent)
+// critical read.
+func (rn *run) criticalRead(ctx context.Context) {
+	woken := false
+	wake := func() {
+		if !woken {
+			woken = true
+			signal(rn.wakes.urgent)
+		}
+	}
+	defer wake()
 	rn.mu.Lock()
 	trouble := rn.trouble > 0 || rn.inOutage
 	rn.mu.Unlock()
 	if trouble || ctx.Err() != nil {
-		return nil, false
+		return
 	}
+	rn.fastBatch.Lock()
+	defer rn.fastBatch.Unlock()
 	parts := rn.r.hand.ownedList(rn.own.parts)
 	if len(parts) == 0 {
-		return nil, false
+		return
 	}
 	rn.mu.Lock()
 	rn.critWatch = true
@@ -212,31 +158,25 @@ func (rn *run) criticalRead(ctx context.Context) (batch []dialects.Record, full 
 	limit := min(rn.r.cfg.BatchSize, dialects.CriticalWindow)
 	recs, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.r.cfg.Clock()})
 	if err != nil || len(recs) == 0 {
-		return nil, false
+		return
 	}
-	return rn.takeFast(recs), len(recs) == limit
+	if rn.publishFast(ctx, recs, wake) && len(recs) == limit {
+		signal(rn.wakes.critical)
+	}
+	rn.releaseFast(nil)
 }
 
 // takeFast keeps the handed-over (or critically read) records of
 // partitions the relay publishes now that it has not published already
-// and whose aggregate neither the read lane nor another hand-over batch
-// has in flight (nor had, since a critical read began: critEnded), and
-// records their aggregates as in flight. The records it leaves to the read
-// lane (all of them during a broker outage, which the read lane backs off
-// from) wake the read lane.
-func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record) {
-	dropped := false
-	var mine map[string]bool // aggregates of this batch
-	defer func() {
-		if dropped {
-			signal(rn.wakes.urgent)
-		}
-	}()
+// and whose aggregate the read lane has not in flight (nor had, since a
+// critical read began: critEnded), and records their aggregates as in
+// flight. dropped reports records left to the read lane (all of them
+// during a broker outage, which the read lane backs off from).
+func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record, dropped bool) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	if rn.inOutage {
-		dropped = true // the read lane retries with its back-off
-		return nil
+		return nil, true // the read lane retries with its back-off
 	}
 	for i := range recs {
 		rec := &recs[i]
@@ -246,23 +186,16 @@ func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record) {
 		if _, dup := rn.recent[rec.Seq]; dup {
 			continue
 		}
-		k := aggKey(rec)
-		if rn.readAggs[k] || rn.critEnded[k] || (rn.fastAggs[k] && !mine[k]) {
-			// In flight in the read lane or in another hand-over batch
-			// (a critical read returns a row handed over and not yet
-			// published): whoever has it publishes it, the read lane the
-			// rest.
+		if k := aggKey(rec); rn.readAggs[k] || rn.critEnded[k] {
 			dropped = true
 			continue
 		}
 		out = append(out, *rec)
-		if mine == nil {
-			mine = make(map[string]bool)
-		}
-		mine[k] = true // a commit's later events of the aggregate go in this batch too
-		rn.fastAggs[k] = true
 	}
-	return out
+	for i := range out {
+		rn.fastAggs[aggKey(&out[i])] = true
+	}
+	return out, dropped
 }
 
 // releaseFast ends a hand-over batch (its outcome is written): its
@@ -271,14 +204,7 @@ func (rn *run) takeFast(recs []dialects.Record) (out []dialects.Record) {
 func (rn *run) releaseFast(batch []dialects.Record) {
 	rn.mu.Lock()
 	for i := range batch {
-		k := aggKey(&batch[i])
-		delete(rn.fastAggs, k)
-		if rn.critWatch {
-			// A critical read's rows wait for takeFast: a row of this
-			// batch that failed is not in recent, and its stale record
-			// must not be published again.
-			rn.critEnded[k] = true
-		}
+		delete(rn.fastAggs, aggKey(&batch[i]))
 	}
 	wake := rn.readWaiting
 	if wake {

@@ -330,24 +330,3 @@ func TestReadAheadAfterSkip(t *testing.T) {
 		waitDeliveredInOrder(t, e, rec, 14)
 	})
 }
-
-// Hand-over batches do not wait for each other's acks: while the broker
-// holds a time-critical event of one aggregate, a time-critical event of
-// another is published (fastWindow batches in flight, never two for one
-// aggregate).
-func TestHandOverBatchesDoNotWaitForOthersAcks(t *testing.T) {
-	forEachTarget(t, func(t *testing.T, e env) {
-		rec := newRecorder(nil)
-		p := newStepPublisher(rec)
-		releaseX := p.gate("x")
-		_, ob, _ := startHandingOver(t, e, p, batchOf(10))
-
-		commit(t, ob, "x", 0, 1, false, txoutbox.TimeCritical())
-		p.waitEntered(t, "x")
-		commit(t, ob, "y", 0, 1, false, txoutbox.TimeCritical())
-		commit(t, ob, "z", 0, 2, false, txoutbox.TimeCritical())
-		waitFor(t, 10*time.Second, "y and z published while x is in the broker's hands", func() bool { return rec.published() == 3 })
-		close(releaseX)
-		waitDeliveredInOrder(t, e, rec, 4)
-	})
-}

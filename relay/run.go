@@ -51,10 +51,9 @@ type run struct {
 	validUntil atomic.Int64 // lease dialects: ownership certain until then (unix ns; 0: no limit)
 	lastBatch  atomic.Int64 // when the last batch started (unix ns), for the owner's busy checks
 
-	// fastBatch is held for reading by each hand-over batch while it is
-	// taken and in flight (lanes.go); apply takes it for writing, so that
-	// ownership changes wait for every such batch.
-	fastBatch sync.RWMutex
+	// fastBatch is held by the hand-over lane while its batch is in flight;
+	// apply takes it, so that ownership changes wait for that batch too.
+	fastBatch sync.Mutex
 
 	// Shared by the read lane (the publish loop) and the hand-over lane.
 	mu        sync.Mutex
