@@ -84,6 +84,29 @@ func TestErrorClassification(t *testing.T) {
 // TestOpenMetadataMinAge: a client Open builds reloads its metadata soon
 // after a broker outage (OutageMetadataMinAge), unless the caller says
 // otherwise.
+// TestOpenRetryBackoff: Open caps the client's retry back-off at
+// OutageRetryBackoffMax, so that after a long outage the client retries as
+// soon as the relay probes.
+func TestOpenRetryBackoff(t *testing.T) {
+	p, err := Open([]string{"127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, _ := p.cl.OptValue(kgo.RetryBackoffFn).(func(int) time.Duration)
+	p.Close()
+	if fn == nil {
+		t.Fatal("no RetryBackoffFn")
+	}
+	for fails := 1; fails <= 30; fails++ {
+		if d := fn(fails); d <= 0 || d > OutageRetryBackoffMax*6/5 {
+			t.Errorf("back-off after %d failures: %v, want (0, %v]", fails, d, OutageRetryBackoffMax*6/5)
+		}
+	}
+	if d := fn(1); d > 300*time.Millisecond {
+		t.Errorf("first back-off %v, want about 250ms", d)
+	}
+}
+
 func TestOpenMetadataMinAge(t *testing.T) {
 	for _, c := range []struct {
 		opts []kgo.Opt

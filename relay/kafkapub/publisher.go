@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -50,7 +51,8 @@ func New(cl *kgo.Client, opts ...Option) (*Publisher, error) {
 }
 
 // Open builds a client for the seed brokers (host:port) with
-// kgo.MetadataMinAge(OutageMetadataMinAge), then the options of
+// kgo.MetadataMinAge(OutageMetadataMinAge) and a retry back-off capped at
+// OutageRetryBackoffMax (kgo.RetryBackoffFn), then the options of
 // WithClientOptions, then kgo.RequiredAcks(kgo.AllISRAcks()); idempotent
 // writes are on, as they are by default. The client connects lazily: Open
 // does no I/O, and an unreachable cluster shows as unavailable errors from
@@ -64,7 +66,7 @@ func Open(seeds []string, opts ...Option) (*Publisher, error) {
 		return nil, err
 	}
 	kopts := make([]kgo.Opt, 0, len(o.clientOpts)+3)
-	kopts = append(kopts, kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(OutageMetadataMinAge))
+	kopts = append(kopts, kgo.SeedBrokers(seeds...), kgo.MetadataMinAge(OutageMetadataMinAge), kgo.RetryBackoffFn(outageRetryBackoff))
 	kopts = append(kopts, o.clientOpts...)
 	kopts = append(kopts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	cl, err := kgo.NewClient(kopts...)
@@ -86,6 +88,26 @@ func Open(seeds []string, opts ...Option) (*Publisher, error) {
 // the cluster is back for up to 5s; a client given to New should set it
 // likewise. A later kgo.MetadataMinAge in WithClientOptions overrides it.
 const OutageMetadataMinAge = 500 * time.Millisecond
+
+// OutageRetryBackoffMax caps the back-off between a client's retries of a
+// failed request (kgo.RetryBackoffFn) in a client Open builds: from 250ms
+// it doubles up to this, with ±20% jitter. franz-go's default grows to 5s,
+// so that after an outage of a minute the first produce that could succeed
+// waited up to 5s more; the relay probes an unavailable broker every second
+// at most, and the client should not lag behind it. A later
+// kgo.RetryBackoffFn in WithClientOptions overrides it.
+const OutageRetryBackoffMax = 500 * time.Millisecond
+
+// outageRetryBackoff is the RetryBackoffFn Open sets (see
+// OutageRetryBackoffMax).
+func outageRetryBackoff(fails int) time.Duration {
+	d := 250 * time.Millisecond
+	for i := 1; i < fails && d < OutageRetryBackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, OutageRetryBackoffMax)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
 
 func newPublisher(cl *kgo.Client, owned bool, o *options) (*Publisher, error) {
 	if acks, _ := cl.OptValue(kgo.RequiredAcks).(kgo.Acks); acks != kgo.AllISRAcks() {
