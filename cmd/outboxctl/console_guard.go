@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"golang.org/x/time/rate"
 )
 
@@ -101,23 +102,7 @@ func (c *console) secureCookie(r *http.Request) bool {
 // isEventID reports whether s is an event id in canonical UUID text form
 // (8-4-4-4-12 hex digits): malformed ids are refused before the database.
 func isEventID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
+	return len(s) == 36 && uuid.Validate(s) == nil
 }
 
 // checkIDs returns the first id that is not an event id, or "".

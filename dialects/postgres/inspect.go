@@ -6,6 +6,8 @@ import (
 	"embed"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
@@ -38,23 +40,7 @@ func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
 // isUUIDText reports whether s is a UUID in canonical text form, so that a
 // malformed id reads as "not found" instead of a cast error.
 func isUUIDText(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
+	return len(s) == 36 && uuid.Validate(s) == nil
 }
 
 // List returns rows in one state (optionally of one aggregate) in Seq order;

@@ -85,15 +85,22 @@ func NewInspector(c InspectorConfig) (*Inspector, error) {
 
 // List implements dialects.Inspector.
 func (in *Inspector) List(ctx context.Context, db *sql.DB, f dialects.ListFilter) ([]dialects.Row, error) {
+	return in.listRows(ctx, db, f, in.list, in.listAgg, false)
+}
+
+// listRows runs a list statement (list, or listAgg for an aggregate):
+// sizes, the *_sizes.sql statements, whose rows carry the payload's size
+// instead of the payload.
+func (in *Inspector) listRows(ctx context.Context, db *sql.DB, f dialects.ListFilter, list, listAgg string, sizes bool) ([]dialects.Row, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	var rows *sql.Rows
 	var err error
 	if f.AggregateType != "" {
-		rows, err = db.QueryContext(ctx, in.listAgg, f.AggregateType, f.AggregateID, int(f.State), f.AfterSeq, f.Limit)
+		rows, err = db.QueryContext(ctx, listAgg, f.AggregateType, f.AggregateID, int(f.State), f.AfterSeq, f.Limit)
 	} else {
-		rows, err = db.QueryContext(ctx, in.list, int(f.State), f.AfterSeq, f.Limit)
+		rows, err = db.QueryContext(ctx, list, int(f.State), f.AfterSeq, f.Limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: list: %w", in.op, err)
@@ -102,7 +109,7 @@ func (in *Inspector) List(ctx context.Context, db *sql.DB, f dialects.ListFilter
 	var out []dialects.Row
 	for rows.Next() {
 		var s rowScan
-		r, err := s.scan(rows, nil, nil)
+		r, err := s.scanRow(rows, nil, sizes)
 		if err != nil {
 			return nil, fmt.Errorf("%s: list: scan: %w", in.op, err)
 		}
@@ -145,6 +152,12 @@ func (in *Inspector) Get(ctx context.Context, db *sql.DB, id string) (dialects.R
 
 // Blockers implements dialects.Inspector.
 func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]dialects.Blocker, error) {
+	return in.blockerRows(ctx, db, now, limit, in.blockers, false)
+}
+
+// blockerRows runs a blockers statement (sizes: inspect_blockers_sizes.sql,
+// whose heads carry the payload's size instead of the payload).
+func (in *Inspector) blockerRows(ctx context.Context, db *sql.DB, now time.Time, limit int, query string, sizes bool) ([]dialects.Blocker, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -153,7 +166,7 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 		args = append(args, in.timeArg(UTC(now)))
 	}
 	args = append(args, limit)
-	rows, err := db.QueryContext(ctx, in.blockers, args...)
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
 	}
@@ -162,7 +175,7 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 	for rows.Next() {
 		var b dialects.Blocker
 		var s rowScan
-		r, err := s.scan(rows, []any{&b.AggregateType, &b.AggregateID, &b.Pending, &b.Dead}, nil)
+		r, err := s.scanRow(rows, []any{&b.AggregateType, &b.AggregateID, &b.Pending, &b.Dead}, sizes)
 		if err != nil {
 			return nil, fmt.Errorf("%s: blockers: scan: %w", in.op, err)
 		}

@@ -3,7 +3,6 @@ package sqlkit
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -37,9 +36,13 @@ func loadSummaries(load func(string) (string, error)) (summarySQL, error) {
 	return s, nil
 }
 
-// summary scans the current row of a *_sizes.sql statement (lead as for
-// scan) and returns it with Payload nil and PayloadSize set.
-func (s *rowScan) summary(rows *sql.Rows, lead []any) (dialects.Row, error) {
+// scanRow scans the current row of a list or blockers statement (lead as
+// for scan); sizes: of a *_sizes.sql statement, whose last column is the
+// payload's size (Payload nil, PayloadSize set).
+func (s *rowScan) scanRow(rows *sql.Rows, lead []any, sizes bool) (dialects.Row, error) {
+	if !sizes {
+		return s.scan(rows, lead, nil)
+	}
 	var size sql.NullInt64
 	r, err := s.scan(rows, lead, []any{&size})
 	r.Payload, r.PayloadSize = nil, int(size.Int64)
@@ -48,67 +51,10 @@ func (s *rowScan) summary(rows *sql.Rows, lead []any) (dialects.Row, error) {
 
 // ListSummaries implements dialects.Inspector.
 func (in *Inspector) ListSummaries(ctx context.Context, db *sql.DB, f dialects.ListFilter) ([]dialects.Row, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
-	var rows *sql.Rows
-	var err error
-	if f.AggregateType != "" {
-		rows, err = db.QueryContext(ctx, in.sizes.listAgg, f.AggregateType, f.AggregateID, int(f.State), f.AfterSeq, f.Limit)
-	} else {
-		rows, err = db.QueryContext(ctx, in.sizes.list, int(f.State), f.AfterSeq, f.Limit)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: list: %w", in.op, err)
-	}
-	defer rows.Close()
-	var out []dialects.Row
-	for rows.Next() {
-		var s rowScan
-		r, err := s.summary(rows, nil)
-		if err != nil {
-			return nil, fmt.Errorf("%s: list: scan: %w", in.op, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: list: %w", in.op, err)
-	}
-	return out, nil
+	return in.listRows(ctx, db, f, in.sizes.list, in.sizes.listAgg, true)
 }
 
 // BlockerSummaries implements dialects.Inspector.
 func (in *Inspector) BlockerSummaries(ctx context.Context, db *sql.DB, now time.Time, limit int) ([]dialects.Blocker, error) {
-	if limit <= 0 {
-		return nil, nil
-	}
-	args := make([]any, 0, in.nowArgs+1)
-	for range in.nowArgs {
-		args = append(args, in.timeArg(UTC(now)))
-	}
-	args = append(args, limit)
-	rows, err := db.QueryContext(ctx, in.sizes.blockers, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
-	}
-	defer rows.Close()
-	var out []dialects.Blocker
-	for rows.Next() {
-		var b dialects.Blocker
-		var s rowScan
-		r, err := s.summary(rows, []any{&b.AggregateType, &b.AggregateID, &b.Pending, &b.Dead})
-		if err != nil {
-			return nil, fmt.Errorf("%s: blockers: scan: %w", in.op, err)
-		}
-		b.Head = &r
-		b.Reason = dialects.BlockBackingOff
-		if r.State == dialects.StateDead {
-			b.Reason = dialects.BlockDead
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
-	}
-	return out, nil
+	return in.blockerRows(ctx, db, now, limit, in.sizes.blockers, true)
 }
