@@ -61,11 +61,6 @@ func (s *session) wrote(pre fileStamp) {
 	s.mu.Unlock()
 }
 
-// Nudge implements dialects.Session: nothing to do. A released partition's
-// lease is gone at once, and a relay short of its share takes it at its
-// next look (every 250 ms while hungry, at its rebalance otherwise).
-func (s *session) Nudge(context.Context) error { return nil }
-
 // WaitChange may run on its own goroutine beside the session's other
 // methods.
 //
