@@ -69,16 +69,14 @@ func NewInspector(c InspectorConfig) (*Inspector, error) {
 		{&in.list, "inspect_list.sql"}, {&in.listAgg, "inspect_list_aggregate.sql"},
 		{&in.get, "inspect_get.sql"}, {&in.blockers, "inspect_blockers.sql"},
 		{&in.ownership, "inspect_ownership.sql"}, {&in.pastRetention, "inspect_past_retention.sql"},
+		{&in.sizes.list, "inspect_list_sizes.sql"}, {&in.sizes.listAgg, "inspect_list_aggregate_sizes.sql"},
+		{&in.sizes.blockers, "inspect_blockers_sizes.sql"},
 	} {
 		s, err := load(f.name)
 		if err != nil {
 			return nil, err
 		}
 		*f.dst = s
-	}
-	var err error
-	if in.sizes, err = loadSummaries(load); err != nil {
-		return nil, err
 	}
 	return in, nil
 }

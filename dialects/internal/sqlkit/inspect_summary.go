@@ -17,25 +17,6 @@ type summarySQL struct {
 	list, listAgg, blockers string
 }
 
-// loadSummaries loads summarySQL with load.
-func loadSummaries(load func(string) (string, error)) (summarySQL, error) {
-	var s summarySQL
-	for _, f := range []struct {
-		dst  *string
-		name string
-	}{
-		{&s.list, "inspect_list_sizes.sql"}, {&s.listAgg, "inspect_list_aggregate_sizes.sql"},
-		{&s.blockers, "inspect_blockers_sizes.sql"},
-	} {
-		q, err := load(f.name)
-		if err != nil {
-			return s, err
-		}
-		*f.dst = q
-	}
-	return s, nil
-}
-
 // scanRow scans the current row of a list or blockers statement (lead as
 // for scan); sizes: of a *_sizes.sql statement, whose last column is the
 // payload's size (Payload nil, PayloadSize set).
