@@ -191,9 +191,7 @@ func (rn *run) loop(ctx context.Context) {
 		if !res.retryAt.IsZero() {
 			retries.add(res.retryAt)
 		}
-		for _, t := range rn.fastRetries.take() {
-			retries.add(t)
-		}
+		retries.addAll(rn.fastRetries.take())
 		if next, ok := retries.next(cfg.Clock()); ok {
 			retry.Reset(next)
 		}
@@ -244,9 +242,7 @@ func (rn *run) loop(ctx context.Context) {
 				reason = reasonRetry
 				break wait
 			case <-rn.fastRetries.wake:
-				for _, t := range rn.fastRetries.take() {
-					retries.add(t)
-				}
+				retries.addAll(rn.fastRetries.take())
 				if next, ok := retries.next(cfg.Clock()); ok {
 					retry.Reset(next)
 				}
@@ -508,6 +504,13 @@ func (s *retrySchedule) add(t time.Time) {
 	s.times = slices.Insert(s.times, i, t)
 	if n := len(s.times); n > maxRetryTimes {
 		s.times = slices.Delete(s.times, n-2, n-1)
+	}
+}
+
+// addAll adds each of ts.
+func (s *retrySchedule) addAll(ts []time.Time) {
+	for _, t := range ts {
+		s.add(t)
 	}
 }
 
