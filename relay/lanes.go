@@ -218,7 +218,8 @@ func (rn *run) releaseFast(batch []dialects.Record) {
 
 // keep drops, from a batch the read lane read (ahead), the rows of
 // aggregates held behind a failure of an earlier batch of the chain, the
-// rows of partitions no longer owned, the rows published since the read or
+// rows of partitions no longer owned (holding their aggregates for the rest
+// of the chain), the rows published since the read or
 // still waiting for their mark, and the rows of aggregates the hand-over
 // lane has queued or in flight (the read lane is woken when they are
 // released; held records them for the rest of the chain); it keeps at most
@@ -247,6 +248,10 @@ func (rn *run) keep(recs []dialects.Record, held map[string]bool, max int) (out 
 			continue
 		}
 		if _, ok := slices.BinarySearch(rn.active, recs[i].Partition); !ok {
+			// A partition given up mid-chain may be taken back before
+			// the chain ends: the aggregate's later rows, read ahead
+			// then, must not pass this one.
+			held[k] = true
 			continue
 		}
 		if rn.fastAggs[k] || h.aggs[k] > 0 {
