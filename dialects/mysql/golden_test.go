@@ -1,9 +1,7 @@
 package mysql
 
 import (
-	"io/fs"
-	"path"
-	"strings"
+	"database/sql"
 	"testing"
 
 	"github.com/jitoutbox/jitoutbox/dialects/internal/golden"
@@ -38,25 +36,42 @@ func goldenStatements(t *testing.T, d *Dialect) map[string]string {
 		"insert.sql":         d.insert.SQL(2),
 		"insert_handoff.sql": d.handoff.SQL(2),
 	}
-	entries, err := fs.ReadDir(sqlFiles, "sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || name == "insert.sql" || name == "insert_row.sql" || name == "insert_handoff_tail.sql" {
+	for _, name := range d.st.Files() {
+		if name == "insert.sql" || name == "insert_row.sql" || name == "insert_handoff_tail.sql" {
 			continue
 		}
-		b, err := sqlFiles.ReadFile(path.Join("sql", name))
+		out[name] = goldenSQL(t, d.st, name)
+	}
+	return out
+}
+
+// goldenSQL returns statement name of st as run: its named parameters
+// turned into placeholders, each list of two elements (tuples of three
+// for @aggs), or as written when it has positional ones (the migrator's).
+func goldenSQL(t *testing.T, st *sqlkit.Statements, name string) string {
+	t.Helper()
+	q, err := st.Query(name)
+	if err != nil {
+		text, err := st.Text(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		q := sqlkit.Render(string(b), d.table)
-		for _, list := range []string{"{{parts}}", "{{seqs}}", "{{ids}}"} {
-			q = expand(q, list, 2)
-		}
-		q = strings.ReplaceAll(q, "{{aggs}}", "(?, ?, ?), (?, ?, ?)")
-		out[name] = q
+		return text
 	}
-	return out
+	var args []sql.NamedArg
+	for _, n := range q.Names() {
+		var v any
+		switch {
+		case n == "aggs":
+			v = [][]any{{0, "t", "a"}, {1, "t", "b"}}
+		case q.IsList(n):
+			v = []int{1, 2}
+		}
+		args = append(args, sql.Named(n, v))
+	}
+	text, _, err := q.Bind(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }

@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"io/fs"
-	"path"
 	"testing"
 
 	"github.com/jitoutbox/jitoutbox/dialects/internal/golden"
@@ -37,20 +35,26 @@ func goldenStatements(t *testing.T, d *Dialect) map[string]string {
 		"insert.sql":         d.insert.SQL(2),
 		"insert_handoff.sql": d.handoff.SQL(2),
 	}
-	entries, err := fs.ReadDir(sqlFiles, "sql")
+	for _, name := range d.st.Files() {
+		if name == "insert.sql" || name == "insert_handoff.sql" || name == "insert_row.sql" || name == "insert_handoff_tail.sql" {
+			continue
+		}
+		out[name] = goldenSQL(t, d.st, name)
+	}
+	return out
+}
+
+// goldenSQL returns statement name of st as run: its named parameters
+// turned into placeholders, or as written when it has positional ones
+// (the migrator's).
+func goldenSQL(t *testing.T, st *sqlkit.Statements, name string) string {
+	t.Helper()
+	if q, err := st.Query(name); err == nil {
+		return q.SQL()
+	}
+	text, err := st.Text(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || name == "insert.sql" || name == "insert_handoff.sql" || name == "insert_row.sql" || name == "insert_handoff_tail.sql" {
-			continue
-		}
-		b, err := sqlFiles.ReadFile(path.Join("sql", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[name] = sqlkit.Render(string(b), d.table)
-	}
-	return out
+	return text
 }

@@ -122,6 +122,13 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 	return recs, nil
 }
 
+// ReadAheadWindow bounds a read ahead's look, in batches: the MySQL and
+// SQLite read_ahead.sql look at the first ReadAheadWindow × limit
+// candidates past the batch in flight (bound as @window), so that a look
+// that leaves out most candidates stops early instead of walking the
+// backlog.
+const ReadAheadWindow = 4
+
 // CriticalWindow returns the candidates a critical read looks at: the
 // request's window, or dialects.CriticalWindow when unset.
 func CriticalWindow(req dialects.CriticalRequest) int {

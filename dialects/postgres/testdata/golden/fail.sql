@@ -1,9 +1,9 @@
 -- table: outbox
 WITH f AS (
-    SELECT * FROM json_to_recordset($2::text::json)
+    SELECT * FROM json_to_recordset($1::text::json)
         AS x(seq BIGINT, part INTEGER, "at" TEXT, ai TEXT, err TEXT, next TIMESTAMPTZ, dead BOOLEAN, block BOOLEAN)
 ), owned AS (
-    SELECT f.* FROM f JOIN outbox_partitions p ON p.part = f.part AND p.owner = $1
+    SELECT f.* FROM f JOIN outbox_partitions p ON p.part = f.part AND p.owner = $2
 ), upd AS (
     UPDATE outbox t
     SET attempts = t.attempts + 1, last_error = owned.err, next_attempt_at = owned.next,
@@ -27,10 +27,10 @@ SET seq = EXCLUDED.seq, dead = EXCLUDED.dead, until = EXCLUDED.until
 WHERE b.seq >= EXCLUDED.seq
 -- table: app.jit_outbox
 WITH f AS (
-    SELECT * FROM json_to_recordset($2::text::json)
+    SELECT * FROM json_to_recordset($1::text::json)
         AS x(seq BIGINT, part INTEGER, "at" TEXT, ai TEXT, err TEXT, next TIMESTAMPTZ, dead BOOLEAN, block BOOLEAN)
 ), owned AS (
-    SELECT f.* FROM f JOIN app.jit_outbox_partitions p ON p.part = f.part AND p.owner = $1
+    SELECT f.* FROM f JOIN app.jit_outbox_partitions p ON p.part = f.part AND p.owner = $2
 ), upd AS (
     UPDATE app.jit_outbox t
     SET attempts = t.attempts + 1, last_error = owned.err, next_attempt_at = owned.next,

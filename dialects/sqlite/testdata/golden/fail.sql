@@ -5,10 +5,10 @@ SET attempts = t.attempts + 1, last_error = f.err, next_attempt_at = f.next,
 FROM (
     SELECT json_extract(value, '$.seq') AS seq, json_extract(value, '$.err') AS err,
            json_extract(value, '$.next') AS next, json_extract(value, '$.dead') AS dead
-    FROM json_each(?2)
+    FROM json_each(?1)
 ) AS f
 WHERE t.seq = f.seq AND t.state = 0
-  AND t.part IN (SELECT p.part FROM outbox_partitions p WHERE p.owner = ?1)
+  AND t.part IN (SELECT p.part FROM outbox_partitions p WHERE p.owner = ?2)
 RETURNING seq
 -- table: jit_outbox
 UPDATE jit_outbox AS t
@@ -17,8 +17,8 @@ SET attempts = t.attempts + 1, last_error = f.err, next_attempt_at = f.next,
 FROM (
     SELECT json_extract(value, '$.seq') AS seq, json_extract(value, '$.err') AS err,
            json_extract(value, '$.next') AS next, json_extract(value, '$.dead') AS dead
-    FROM json_each(?2)
+    FROM json_each(?1)
 ) AS f
 WHERE t.seq = f.seq AND t.state = 0
-  AND t.part IN (SELECT p.part FROM jit_outbox_partitions p WHERE p.owner = ?1)
+  AND t.part IN (SELECT p.part FROM jit_outbox_partitions p WHERE p.owner = ?2)
 RETURNING seq

@@ -19,7 +19,7 @@ SELECT o.seq,
        o.published_at,
        (SELECT m.partitions FROM outbox_meta m)
 FROM outbox o
-WHERE o.id = ?
+WHERE o.id = ?1
 -- table: jit_outbox
 SELECT o.seq,
        o.id,
@@ -41,4 +41,4 @@ SELECT o.seq,
        o.published_at,
        (SELECT m.partitions FROM jit_outbox_meta m)
 FROM jit_outbox o
-WHERE o.id = ?
+WHERE o.id = ?1

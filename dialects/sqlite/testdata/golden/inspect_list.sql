@@ -19,9 +19,9 @@ SELECT o.seq,
        o.published_at,
        (SELECT m.partitions FROM outbox_meta m)
 FROM outbox o
-WHERE o.state = ? AND o.seq > ?
+WHERE o.state = ?1 AND o.seq > ?2
 ORDER BY o.seq
-LIMIT ?
+LIMIT ?3
 -- table: jit_outbox
 SELECT o.seq,
        o.id,
@@ -43,6 +43,6 @@ SELECT o.seq,
        o.published_at,
        (SELECT m.partitions FROM jit_outbox_meta m)
 FROM jit_outbox o
-WHERE o.state = ? AND o.seq > ?
+WHERE o.state = ?1 AND o.seq > ?2
 ORDER BY o.seq
-LIMIT ?
+LIMIT ?3

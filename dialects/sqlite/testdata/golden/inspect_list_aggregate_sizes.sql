@@ -20,9 +20,9 @@ SELECT o.seq,
        (SELECT m.partitions FROM outbox_meta m),
        COALESCE(length(o.payload), 0)
 FROM outbox o
-WHERE o.aggregate_type = ? AND o.aggregate_id = ? AND o.state = ? AND o.seq > ?
+WHERE o.aggregate_type = ?1 AND o.aggregate_id = ?2 AND o.state = ?3 AND o.seq > ?4
 ORDER BY o.seq
-LIMIT ?
+LIMIT ?5
 -- table: jit_outbox
 SELECT o.seq,
        o.id,
@@ -45,6 +45,6 @@ SELECT o.seq,
        (SELECT m.partitions FROM jit_outbox_meta m),
        COALESCE(length(o.payload), 0)
 FROM jit_outbox o
-WHERE o.aggregate_type = ? AND o.aggregate_id = ? AND o.state = ? AND o.seq > ?
+WHERE o.aggregate_type = ?1 AND o.aggregate_id = ?2 AND o.state = ?3 AND o.seq > ?4
 ORDER BY o.seq
-LIMIT ?
+LIMIT ?5

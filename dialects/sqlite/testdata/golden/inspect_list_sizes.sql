@@ -20,9 +20,9 @@ SELECT o.seq,
        (SELECT m.partitions FROM outbox_meta m),
        COALESCE(length(o.payload), 0)
 FROM outbox o
-WHERE o.state = ? AND o.seq > ?
+WHERE o.state = ?1 AND o.seq > ?2
 ORDER BY o.seq
-LIMIT ?
+LIMIT ?3
 -- table: jit_outbox
 SELECT o.seq,
        o.id,
@@ -45,6 +45,6 @@ SELECT o.seq,
        (SELECT m.partitions FROM jit_outbox_meta m),
        COALESCE(length(o.payload), 0)
 FROM jit_outbox o
-WHERE o.state = ? AND o.seq > ?
+WHERE o.state = ?1 AND o.seq > ?2
 ORDER BY o.seq
-LIMIT ?
+LIMIT ?3

@@ -7,7 +7,7 @@ FROM (
       AND +w.part IN (SELECT value FROM json_each(?1))
       AND w.next_attempt_at <= ?2
     ORDER BY w.seq
-    LIMIT ?4
+    LIMIT ?3
 ) o
 WHERE NOT EXISTS (
       SELECT 1 FROM outbox e
@@ -20,7 +20,7 @@ WHERE NOT EXISTS (
         AND b.seq < o.seq AND (b.dead OR b.until > ?2)
   )
 ORDER BY o.seq
-LIMIT ?3
+LIMIT ?4
 -- table: jit_outbox
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
@@ -30,7 +30,7 @@ FROM (
       AND +w.part IN (SELECT value FROM json_each(?1))
       AND w.next_attempt_at <= ?2
     ORDER BY w.seq
-    LIMIT ?4
+    LIMIT ?3
 ) o
 WHERE NOT EXISTS (
       SELECT 1 FROM jit_outbox e
@@ -43,4 +43,4 @@ WHERE NOT EXISTS (
         AND b.seq < o.seq AND (b.dead OR b.until > ?2)
   )
 ORDER BY o.seq
-LIMIT ?3
+LIMIT ?4
