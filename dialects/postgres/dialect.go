@@ -61,7 +61,7 @@ func New(opts ...Option) (*Dialect, error) {
 		createParts = dialects.DefaultPartitions
 	}
 	st, err := sqlkit.NewStatements(sqlFiles, "sql", c.table, sqlkit.Dollar,
-		map[string]string{"partitions": strconv.Itoa(createParts)})
+		map[string]string{"partitions": strconv.Itoa(createParts), "member_key_mod": strconv.Itoa(memberKeyMod)})
 	if err != nil {
 		panic(err.Error()) // build-time invariant
 	}

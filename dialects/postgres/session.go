@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +23,12 @@ type sessionSQL struct {
 	open, gc, kick, take, release, check, view, close, wait, waitCancel *sqlkit.Query
 	waitPID                                                             string
 }
+
+// memberKeyMod maps a relay row's id to the second key of its member lock,
+// an int4: the SQL takes the lock of (id % memberKeyMod), written in as
+// {{member_key_mod}}, and WaitChange binds the same key for the relay it
+// watches.
+const memberKeyMod = math.MaxInt32
 
 // cancelEvery is how often WaitChange cancels its wait again once its
 // context ended, until the wait returns.
@@ -231,7 +238,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	stop := s.cancelOnDone(ctx)
 	var a, b any
 	err := sqlkit.QueryRow(ctx, s.watch, s.d.sess.wait, sql.Named("member_ns", s.memberNS),
-		sql.Named("relay", int32(target%2147483647)), sql.Named("live", intArray(live))).Scan(&a, &b)
+		sql.Named("relay", int32(target%memberKeyMod)), sql.Named("live", intArray(live))).Scan(&a, &b)
 	stop()
 	if errors.Is(err, sql.ErrNoRows) {
 		// The live relays are no longer v's: one joined since v was read.

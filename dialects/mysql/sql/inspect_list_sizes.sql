@@ -1,6 +1,7 @@
--- inspect_list.sql without the payload: the same columns with NULL for payload
--- and payload_json, then the table's partition count and the payload's length in bytes (ListSummaries,
--- BlockerSummaries: pages that show no payload never fetch it).
+-- inspect_list.sql without the payload: the same columns with NULL for
+-- payload and payload_json, then the payload's length in bytes
+-- (ListSummaries, BlockerSummaries: pages that show no payload never fetch
+-- it).
 SELECT {{inspect_columns_without_payload}},
        COALESCE(LENGTH(o.payload), 0)
 FROM {{table}} o

@@ -3,12 +3,13 @@
 -- seq order, up to @limit, leaving out blocked aggregates. A row above
 -- @horizon (the read from the start's: it took its seq after that read) is
 -- also left out when its aggregate has a pending row at or below @after (a
--- lower seq that committed late: it must go first); rows at or below it
--- need no such look (dialects.ReadResult.Horizon says why). It looks at a
--- window of the first @window candidates only: when that look leaves out most candidates, an
--- unbounded look would walk the whole backlog to return nothing. A short
--- or empty result is followed by a read from the start (read.sql). The
--- last column (0) stands for the horizon a read ahead does not return.
+-- lower seq that committed late: it must go first); rows at or below it need
+-- no such look (dialects.ReadResult.Horizon says why). It looks at a window
+-- of the first @window candidates only: when that look leaves out most
+-- candidates, an unbounded look would walk the whole backlog to return
+-- nothing. A short or empty result is followed by a read from the start
+-- (read.sql). The last column (0) stands for the horizon a read ahead does
+-- not return.
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
     SELECT w.* FROM {{table}} w USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)

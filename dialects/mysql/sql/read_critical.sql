@@ -1,14 +1,13 @@
 -- The relay's critical read (dialects.Dialect.ReadCritical): of the first
--- @window pending, time-critical rows due at @now of the partitions @parts in seq order
--- (a range of critical_idx, migration critical_index), those whose
+-- @window pending, time-critical rows due at @now of the partitions @parts in
+-- seq order (a range of critical_idx, migration critical_index), those whose
 -- aggregate has no earlier pending row (aggregate_idx) and no block on an
--- earlier row, in seq order, up to @limit. The window bounds the work
--- when many time-critical rows wait behind earlier rows of their
--- aggregates: each candidate costs two index probes, and the rows past the
--- window are left to the relay's read. No index hint: a hint naming
--- critical_idx fails on a table Migrate has not brought that far, where
--- the read walks claim_idx. The last column (0) stands for the horizon a
--- read returns.
+-- earlier row, in seq order, up to @limit. The window bounds the work when
+-- many time-critical rows wait behind earlier rows of their aggregates: each
+-- candidate costs two index probes, and the rows past the window are left to
+-- the relay's read. No index hint: a hint naming critical_idx fails on a
+-- table Migrate has not brought that far, where the read walks claim_idx. The
+-- last column (0) stands for the horizon a read returns.
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
     SELECT w.* FROM {{table}} w

@@ -1,8 +1,5 @@
--- Columns (inspect scan order): seq, id, aggregate_type, aggregate_id, event_type,
--- payload, content_type, headers, idempotency_key, critical, created_at,
--- attempts, payload_json, state, next_attempt_at, part, last_error,
--- published_at, then the table's partition count (the row's partition
--- must be below it).
+-- The rows of the aggregate @aggregate_type, @aggregate_id in @state past
+-- seq @after, in seq order, up to @limit (Inspector.List).
 SELECT {{inspect_columns}}
 FROM {{table}} o
 WHERE o.aggregate_type = @aggregate_type AND o.aggregate_id = @aggregate_id AND o.state = @state AND o.seq > @after

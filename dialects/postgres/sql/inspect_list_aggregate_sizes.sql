@@ -1,6 +1,7 @@
--- inspect_list_aggregate.sql without the payload: the same columns with NULL for payload
--- and payload_json, then the table's partition count and the payload's length in bytes (ListSummaries,
--- BlockerSummaries: pages that show no payload never fetch it).
+-- inspect_list_aggregate.sql without the payload: the same columns with NULL
+-- for payload and payload_json, then the payload's length in bytes
+-- (ListSummaries, BlockerSummaries: pages that show no payload never fetch
+-- it).
 SELECT {{inspect_columns_without_payload}},
        COALESCE(octet_length(o.payload), octet_length(o.payload_json::text), 0)
 FROM {{table}} o

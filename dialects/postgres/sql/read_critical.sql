@@ -7,8 +7,7 @@
 -- each candidate costs two index probes, and the rows past the window are
 -- left to the relay's read. A plain statement, prepared; the last column
 -- (0) stands for the horizon a read returns.
-SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text,
+SELECT {{record_columns}},
        0::bigint
 FROM (
     SELECT w.* FROM {{table}} w

@@ -6,5 +6,5 @@ WHERE r.started_at < @before
       SELECT 1 FROM pg_locks l
       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND l.classid = @member_ns::int::oid AND l.objid = (r.id % 2147483647)::int::oid
+        AND l.classid = @member_ns::int::oid AND l.objid = (r.id % {{member_key_mod}})::int::oid
   )

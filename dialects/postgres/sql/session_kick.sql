@@ -1,7 +1,7 @@
 -- Run by a session that opens: interrupts every WaitChange of this table's
 -- relays (a watch connection waiting for another relay's member lock,
--- namespace @member_ns), so that they read the relays again and watch the right
--- one; without it a relay that joined is watched by nobody until the
+-- namespace @member_ns), so that they read the relays again and watch the
+-- right one; without it a relay that joined is watched by nobody until the
 -- others' next rebalance, and its death goes unseen that long.
 SELECT count(*) FILTER (WHERE pg_cancel_backend(l.pid))
 FROM pg_locks l

@@ -5,4 +5,4 @@
 WITH r AS (
     INSERT INTO {{table}}_relays (token, name, started_at) VALUES (@token, @name, @now) RETURNING id
 )
-SELECT r.id, pg_advisory_lock(@member_ns::int, (r.id % 2147483647)::int) FROM r
+SELECT r.id, pg_advisory_lock(@member_ns::int, (r.id % {{member_key_mod}})::int) FROM r
