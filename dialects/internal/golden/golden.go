@@ -84,8 +84,9 @@ func firstDiff(want, got string) string {
 	return "(same lines)"
 }
 
-// Section joins one statement's renderings for several tables into the
-// content of its golden file: each under a "-- table: <name>" line.
+// Section is one statement's rendering for table as part of its golden
+// file, which holds one such section per table: the SQL under a
+// "-- table: <name>" line.
 func Section(table, sql string) string {
 	return "-- table: " + table + "\n" + sql + "\n"
 }
