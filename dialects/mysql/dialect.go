@@ -46,7 +46,7 @@ type Dialect struct {
 	stmts      sqlkit.StmtCache      // the read, prepared: one round trip a call
 	sess       sessionSQL
 
-	readCritical string // read_critical.sql
+	st *sqlkit.Statements // sql/*.sql for the table
 
 	// server says whether the servers this dialect has seen are MariaDB
 	// (hand-over with INSERT ... RETURNING) or MySQL (INSERT, then SELECT
@@ -54,12 +54,12 @@ type Dialect struct {
 	// that ever saw MySQL never tries RETURNING again; unknown takes it too.
 	server atomic.Int32
 
-	database, migrateLock, migrateUnlock, partitionsQ, partitionsMeta              string
-	handoffBusy, handoffRead, read, readAhead, mark, del, unblock, fail, failBlock string
-	requeueIDs, requeueAggregate, requeueAll                                       string
-	skipIDs, skipAggregate, skipAll                                                string
-	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                            string
-	fillSelect, fillUpdate, dupKeys                                                string
+	database, partitionsQ, partitionsMeta, fillSelect, dupKeys                string
+	migrateLock, migrateUnlock, fillUpdate                                    *sqlkit.Query
+	handoffBusy, handoffRead, read, readAhead, readCritical                   *sqlkit.Query
+	mark, del, unblock, fail, failBlock                                       *sqlkit.Query
+	requeueIDs, requeueAggregate, requeueAll, skipIDs, skipAggregate, skipAll *sqlkit.Query
+	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                       *sqlkit.Query
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -78,17 +78,29 @@ func New(opts ...Option) (*Dialect, error) {
 	if createParts == 0 {
 		createParts = dialects.DefaultPartitions
 	}
-	render := func(src string) string {
-		return strings.ReplaceAll(sqlkit.Render(src, c.table), "{{partitions}}", strconv.Itoa(createParts))
+	st, err := sqlkit.NewStatements(sqlFiles, "sql", c.table, sqlkit.Question,
+		map[string]string{"partitions": strconv.Itoa(createParts)})
+	if err != nil {
+		panic(err.Error()) // build-time invariant
 	}
+	d.st = st
+	// Every file is embedded and parsed by the golden test: a failure
+	// here is a build-time invariant.
 	load := func(name string) string {
-		b, err := sqlFiles.ReadFile("sql/" + name)
+		s, err := st.Text(name)
 		if err != nil {
-			panic("mysql: missing embedded " + name) // build-time invariant
+			panic("mysql: " + err.Error())
 		}
-		return render(string(b))
+		return s
 	}
-	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
+	query := func(name string) *sqlkit.Query {
+		q, err := st.Query(name)
+		if err != nil {
+			panic("mysql: " + err.Error())
+		}
+		return q
+	}
+	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", st.Render)
 	if err != nil {
 		panic("mysql: " + err.Error()) // build-time invariant
 	}
@@ -107,46 +119,50 @@ func New(opts ...Option) (*Dialect, error) {
 		Name:   "mysql",
 		Needed: 3,
 	}
-	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
-	d.handoff = d.insert.WithTail(load("insert_handoff_tail.sql"))
+	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Question); err == nil {
+		d.handoff, err = d.insert.WithTail(load("insert_handoff_tail.sql"))
+	}
+	if err != nil {
+		panic("mysql: " + err.Error())
+	}
 	d.sess = sessionSQL{
-		open: load("session_open.sql"), lock: load("session_lock.sql"), gc: load("session_gc.sql"),
-		take: load("session_take.sql"), own: load("session_own.sql"), release: load("session_release.sql"),
-		unlock: load("session_unlock.sql"), check: load("session_check.sql"), view: load("session_view.sql"),
-		wait: load("session_wait.sql"), waitRelease: load("session_wait_release.sql"),
-		close: load("session_close.sql"), closeRelay: load("session_close_relay.sql"),
-		unlockAll: load("session_unlock_all.sql"), kick: load("session_kick.sql"),
+		open: query("session_open.sql"), lock: query("session_lock.sql"), gc: query("session_gc.sql"),
+		take: query("session_take.sql"), own: query("session_own.sql"), release: query("session_release.sql"),
+		unlock: query("session_unlock.sql"), check: query("session_check.sql"), view: query("session_view.sql"),
+		wait: query("session_wait.sql"), waitRelease: query("session_wait_release.sql"),
+		close: query("session_close.sql"), closeRelay: query("session_close_relay.sql"),
+		unlockAll: load("session_unlock_all.sql"), kick: query("session_kick.sql"),
 		waitID: load("session_wait_id.sql"),
 	}
 	d.database = load("database.sql")
-	d.migrateLock = load("migrate_lock.sql")
-	d.migrateUnlock = load("migrate_unlock.sql")
+	d.migrateLock = query("migrate_lock.sql")
+	d.migrateUnlock = query("migrate_unlock.sql")
 	d.partitionsQ = load("partitions.sql")
 	d.partitionsMeta = load("partitions_meta.sql")
-	d.handoffBusy = load("insert_handoff_busy.sql")
-	d.handoffRead = load("insert_handoff_read.sql")
-	d.read = load("read.sql")
-	d.readAhead = load("read_ahead.sql")
-	d.readCritical = load("read_critical.sql")
-	d.mark = load("mark.sql")
-	d.del = load("delete.sql")
-	d.unblock = load("unblock.sql")
-	d.fail = load("fail.sql")
-	d.failBlock = load("fail_block.sql")
-	d.requeueIDs = load("requeue_ids.sql")
-	d.requeueAggregate = load("requeue_aggregate.sql")
-	d.requeueAll = load("requeue_all.sql")
-	d.skipIDs = load("skip_ids.sql")
-	d.skipAggregate = load("skip_aggregate.sql")
-	d.skipAll = load("skip_all.sql")
-	d.cleanup = load("cleanup.sql")
-	d.tryLockEnsure = load("trylock_ensure.sql")
-	d.tryLock = load("trylock.sql")
-	d.tryLockRead = load("trylock_read.sql")
-	d.stats = load("stats.sql")
+	d.handoffBusy = query("insert_handoff_busy.sql")
+	d.handoffRead = query("insert_handoff_read.sql")
+	d.read = query("read.sql")
+	d.readAhead = query("read_ahead.sql")
+	d.readCritical = query("read_critical.sql")
+	d.mark = query("mark.sql")
+	d.del = query("delete.sql")
+	d.unblock = query("unblock.sql")
+	d.fail = query("fail.sql")
+	d.failBlock = query("fail_block.sql")
+	d.requeueIDs = query("requeue_ids.sql")
+	d.requeueAggregate = query("requeue_aggregate.sql")
+	d.requeueAll = query("requeue_all.sql")
+	d.skipIDs = query("skip_ids.sql")
+	d.skipAggregate = query("skip_aggregate.sql")
+	d.skipAll = query("skip_all.sql")
+	d.cleanup = query("cleanup.sql")
+	d.tryLockEnsure = query("trylock_ensure.sql")
+	d.tryLock = query("trylock.sql")
+	d.tryLockRead = query("trylock_read.sql")
+	d.stats = query("stats.sql")
 	d.fillSelect = load("fill_select.sql")
 	d.dupKeys = load("idempotency_duplicates.sql")
-	d.fillUpdate = load("fill_update.sql")
+	d.fillUpdate = query("fill_update.sql")
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err
@@ -203,7 +219,7 @@ func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) (err error) {
 		return fmt.Errorf("mysql: migrate: %w", err)
 	}
 	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, d.migrateLock, prefix+"migrate", migrateWait).Scan(&got); err != nil {
+	if err := sqlkit.QueryRow(ctx, conn, d.migrateLock, sql.Named("name", prefix+"migrate"), sql.Named("timeout", migrateWait)).Scan(&got); err != nil {
 		discard(conn) // the lock may have been granted before the error
 		return fmt.Errorf("mysql: migrate: lock: %w", err)
 	}
@@ -213,7 +229,7 @@ func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) (err error) {
 	}
 	defer func() {
 		var ok sql.NullInt64
-		if uerr := conn.QueryRowContext(context.WithoutCancel(ctx), d.migrateUnlock, prefix+"migrate").Scan(&ok); uerr != nil {
+		if uerr := sqlkit.QueryRow(context.WithoutCancel(ctx), conn, d.migrateUnlock, sql.Named("name", prefix+"migrate")).Scan(&ok); uerr != nil {
 			discard(conn)
 			return
 		}
@@ -236,7 +252,7 @@ func (d *Dialect) fillPartitions(ctx context.Context, q dialects.Querier) error 
 		return err
 	}
 	return sqlkit.FillPartitions(ctx, q, n, d.fillSelect, func(ctx context.Context, part int, seqs []int64) error {
-		_, err := q.ExecContext(ctx, expand(d.fillUpdate, "{{seqs}}", len(seqs)), seqArgs([]any{part}, seqs)...)
+		_, err := sqlkit.Exec(ctx, q, d.fillUpdate, sql.Named("part", part), sql.Named("seqs", seqs))
 		return err
 	})
 }
@@ -261,9 +277,10 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
 }
 
-// insertArgs returns the bind arguments of events' rows (insert_row.sql).
-func insertArgs(events []dialects.Event, cols int) ([]any, error) {
-	args := make([]any, 0, len(events)*cols)
+// insertArgs returns the bind arguments of events' rows for b
+// (insert_row.sql).
+func insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event) ([]any, error) {
+	args := make([]any, 0, len(events)*b.Columns())
 	for i := range events {
 		e := &events[i]
 		h, err := sqlkit.EncodeHeaders(e.Headers)
@@ -271,8 +288,15 @@ func insertArgs(events []dialects.Event, cols int) ([]any, error) {
 			return nil, err
 		}
 		created := sqlkit.UTC(e.CreatedAt)
-		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, sqlkit.Payload(e.Payload),
-			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created, e.Partition)
+		args, err = b.AppendRow(args, sql.Named("id", e.ID), sql.Named("aggregate_type", e.AggregateType),
+			sql.Named("aggregate_id", e.AggregateID), sql.Named("event_type", e.EventType),
+			sql.Named("payload", sqlkit.Payload(e.Payload)), sql.Named("content_type", e.ContentType),
+			sql.Named("headers", h), sql.Named("idempotency_key", sqlkit.NullString(e.IdempotencyKey)),
+			sql.Named("critical", e.Critical), sql.Named("created_at", created), sql.Named("next_attempt_at", created),
+			sql.Named("part", e.Partition))
+		if err != nil {
+			return nil, err
+		}
 	}
 	return args, nil
 }
@@ -283,7 +307,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
-		args, err := insertArgs(events[:n], d.insert.Columns())
+		args, err := insertArgs(d.insert, events[:n])
 		if err != nil {
 			return err
 		}
@@ -322,7 +346,7 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	if len(free) == 0 {
 		return nil, d.insertEvents(ctx, q, events)
 	}
-	args, err := insertArgs(events, d.insert.Columns())
+	args, err := insertArgs(d.insert, events)
 	if err != nil {
 		return nil, err
 	}
@@ -331,11 +355,11 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 		rows, err = q.QueryContext(ctx, d.handoff.SQL(n), args...)
 	} else {
 		if _, err = q.ExecContext(ctx, d.insert.SQL(n), args...); err == nil {
-			ids := make([]any, len(free))
+			ids := make([]string, len(free))
 			for i := range free {
 				ids[i] = free[i].ID
 			}
-			rows, err = q.QueryContext(ctx, expand(d.handoffRead, "{{ids}}", len(ids)), ids...)
+			rows, err = sqlkit.QueryRows(ctx, q, d.handoffRead, sql.Named("ids", ids))
 		}
 	}
 	if err != nil {
@@ -352,17 +376,15 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 // block visible to q (insert_handoff_busy.sql).
 func (d *Dialect) freeEvents(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Event, error) {
 	seen := make(map[aggKey]bool, len(events))
-	var keys []any
+	var aggs [][]any
 	for i := range events {
 		k := aggKey{events[i].Partition, events[i].AggregateType, events[i].AggregateID}
 		if !seen[k] {
 			seen[k] = true
-			keys = append(keys, k.part, k.typ, k.id)
+			aggs = append(aggs, []any{k.part, k.typ, k.id})
 		}
 	}
-	k := len(keys) / 3
-	query := strings.ReplaceAll(d.handoffBusy, "{{aggs}}", strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", k), ", "))
-	rows, err := q.QueryContext(ctx, query, append(keys, keys...)...)
+	rows, err := sqlkit.QueryRows(ctx, q, d.handoffBusy, sql.Named("aggs", aggs))
 	if err != nil {
 		return nil, fmt.Errorf("mysql: insert: look for pending rows: %w", err)
 	}
@@ -394,26 +416,19 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return dialects.ReadResult{}, nil
 	}
-	query := d.read
+	q, named := d.read, []sql.NamedArg{sql.Named("parts", req.Partitions), sql.Named("after", req.After),
+		sql.Named("now", sqlkit.UTC(req.Now)), sql.Named("limit", req.Limit)}
 	if req.After > 0 {
-		query = d.readAhead
+		q, named = d.readAhead, append(named, sql.Named("window", sqlkit.ReadAheadWindow*req.Limit), sql.Named("horizon", req.Horizon))
 	}
-	stmt, err := d.stmts.Stmt(ctx, db, expand(query, "{{parts}}", len(req.Partitions)))
+	query, args, err := q.Bind(named...)
+	if err != nil {
+		return dialects.ReadResult{}, fmt.Errorf("mysql: read: %w", err)
+	}
+	// Prepared per partition count: the text lists one '?' per partition.
+	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
 		return dialects.ReadResult{}, fmt.Errorf("mysql: read: prepare: %w", err)
-	}
-	now := sqlkit.UTC(req.Now)
-	args := make([]any, 0, 2*len(req.Partitions)+7)
-	for _, p := range req.Partitions {
-		args = append(args, p)
-	}
-	if req.After == 0 {
-		args = append(args, args...) // the horizon's block check lists them first
-	}
-	if req.After > 0 {
-		args = append(args, req.After, now, readAheadWindow*req.Limit, now, req.Horizon, req.After, req.Limit)
-	} else {
-		args = append(args, req.After, now, now, req.Limit)
 	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
@@ -433,12 +448,16 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return nil, nil
 	}
-	stmt, err := d.stmts.Stmt(ctx, db, expand(d.readCritical, "{{parts}}", len(req.Partitions)))
+	query, args, err := d.readCritical.Bind(sql.Named("parts", req.Partitions), sql.Named("now", sqlkit.UTC(req.Now)),
+		sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("mysql: read critical: %w", err)
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: read critical: prepare: %w", err)
 	}
-	now := sqlkit.UTC(req.Now)
-	rows, err := stmt.QueryContext(ctx, intArgs(nil, req.Partitions, now, sqlkit.CriticalWindow(req), now, req.Limit)...)
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: read critical: %w", err)
 	}
@@ -447,32 +466,4 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 		return nil, fmt.Errorf("mysql: read critical: %w", err)
 	}
 	return res.Records, nil
-}
-
-// readAheadWindow bounds a read ahead's look, in batches (read_ahead.sql).
-const readAheadWindow = 4
-
-// expand replaces token in query with n placeholders.
-func expand(query, token string, n int) string {
-	return strings.ReplaceAll(query, token, sqlkit.Placeholders(n))
-}
-
-// seqArgs returns before, then seqs, then after, as bind arguments.
-func seqArgs(before []any, seqs []int64, after ...any) []any {
-	args := make([]any, 0, len(before)+len(seqs)+len(after))
-	args = append(args, before...)
-	for _, s := range seqs {
-		args = append(args, s)
-	}
-	return append(args, after...)
-}
-
-// intArgs returns ints as bind arguments.
-func intArgs(before []any, ints []int, after ...any) []any {
-	args := make([]any, 0, len(before)+len(ints)+len(after))
-	args = append(args, before...)
-	for _, p := range ints {
-		args = append(args, p)
-	}
-	return append(args, after...)
 }

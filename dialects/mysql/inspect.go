@@ -3,15 +3,11 @@ package mysql
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
-
-//go:embed sql/inspect_*.sql
-var inspectSQL embed.FS
 
 var _ dialects.Inspector = (*Dialect)(nil)
 
@@ -19,18 +15,16 @@ var _ dialects.Inspector = (*Dialect)(nil)
 // it once.
 func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
 	return sqlkit.NewInspector(sqlkit.InspectorConfig{
-		Op:             "mysql",
-		Files:          inspectSQL,
-		Table:          d.Table(),
-		Time:           func(t time.Time) any { return t },
-		ValidID:        nil,
-		BlockerNowArgs: 1,
-		OwnershipArgs: func(ctx context.Context, db *sql.DB, _ time.Time) ([]any, error) {
+		Op:         "mysql",
+		Statements: d.st,
+		Time:       func(t time.Time) any { return t },
+		ValidID:    nil,
+		OwnershipArgs: func(ctx context.Context, db *sql.DB, _ time.Time) ([]sql.NamedArg, error) {
 			prefix, err := d.lockPrefix(ctx, db)
 			if err != nil {
 				return nil, err
 			}
-			return []any{prefix + "m"}, nil
+			return []sql.NamedArg{sql.Named("member_prefix", prefix+"m")}, nil
 		},
 	})
 }

@@ -39,13 +39,16 @@ func TestReadPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []int{1, 2, 4, 16, 64} {
-		parts := make([]any, n)
+		parts := make([]int, n)
 		for i := range parts {
 			parts[i] = i * (64 / n)
 		}
 		now := time.Now().UTC()
-		args := append(append(append([]any{}, parts...), parts...), 0, now, now, 500) // the horizon's block check, then the read's
-		rows, err := db.QueryContext(ctx, "EXPLAIN "+expand(d.read, "{{parts}}", n), args...)
+		query, args, err := d.read.Bind(sql.Named("parts", parts), sql.Named("after", 0), sql.Named("now", now), sql.Named("limit", 500))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := db.QueryContext(ctx, "EXPLAIN "+query, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,20 +71,12 @@ func TestReadPlan(t *testing.T) {
 		}
 		rows.Close()
 		start := time.Now()
-		res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: intsOf(parts), Limit: 500, Now: now})
+		res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: parts, Limit: 500, Now: now})
 		if err != nil || len(res.Records) != 500 {
 			t.Fatalf("%d partitions: read %d rows, %v", n, len(res.Records), err)
 		}
 		t.Logf("%d partitions: read 500 rows in %v", n, time.Since(start))
 	}
-}
-
-func intsOf(vs []any) []int {
-	out := make([]int, len(vs))
-	for i, v := range vs {
-		out[i] = v.(int)
-	}
-	return out
 }
 
 // scanMap scans one EXPLAIN row into column name -> text.
@@ -210,8 +205,12 @@ func TestReadCriticalPlan(t *testing.T) {
 		parts[i] = i
 	}
 	now := time.Now().UTC()
-	rows, err := db.QueryContext(ctx, "EXPLAIN "+expand(d.readCritical, "{{parts}}", len(parts)),
-		intArgs(nil, parts, now, dialects.CriticalWindow, now, 500)...)
+	query, args, err := d.readCritical.Bind(sql.Named("parts", parts), sql.Named("now", now),
+		sql.Named("window", dialects.CriticalWindow), sql.Named("limit", 500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, "EXPLAIN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

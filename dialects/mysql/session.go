@@ -20,9 +20,9 @@ import (
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, lock, gc, take, own, release, unlock, check, view string
-	wait, waitRelease, close, closeRelay, unlockAll, kick   string
-	waitID                                                  string
+	open, lock, gc, take, own, release, unlock, check, view *sqlkit.Query
+	wait, waitRelease, close, closeRelay, kick              *sqlkit.Query
+	unlockAll, waitID                                       string
 }
 
 const (
@@ -85,7 +85,7 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		return nil, fmt.Errorf("mysql: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
-	_, _ = conn.ExecContext(ctx, d.sess.gc, s.prefix+"m", sqlkit.UTC(time.Now().Add(-gcAge)))
+	_, _ = sqlkit.Exec(ctx, conn, d.sess.gc, sql.Named("member_prefix", s.prefix+"m"), sql.Named("before", sqlkit.UTC(time.Now().Add(-gcAge))))
 	s.kick(ctx)
 	return s, nil
 }
@@ -99,7 +99,7 @@ func (s *session) watchMarker() string { return "jitoutbox-watch " + s.prefix }
 // not kill the others' queries leaves them to notice at their next
 // rebalance.
 func (s *session) kick(ctx context.Context) {
-	rows, err := s.conn.QueryContext(ctx, s.d.sess.kick, "%"+s.watchMarker()+" %")
+	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.kick, sql.Named("pattern", "%"+s.watchMarker()+" %"))
 	if err != nil {
 		return
 	}
@@ -130,7 +130,7 @@ func (s *session) open(ctx context.Context, relay string) error {
 		return err
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	res, err := tx.ExecContext(ctx, s.d.sess.open, s.token, relay, sqlkit.UTC(time.Now()))
+	res, err := sqlkit.Exec(ctx, tx, s.d.sess.open, sql.Named("token", s.token), sql.Named("name", relay), sql.Named("now", sqlkit.UTC(time.Now())))
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (s *session) open(ctx context.Context, relay string) error {
 		return err
 	}
 	var got sql.NullInt64
-	if err := tx.QueryRowContext(ctx, s.d.sess.lock, s.member(id)).Scan(&got); err != nil {
+	if err := sqlkit.QueryRow(ctx, tx, s.d.sess.lock, sql.Named("name", s.member(id))).Scan(&got); err != nil {
 		return err
 	}
 	if got.Int64 != 1 {
@@ -175,8 +175,8 @@ func (s *session) fail(op string, err error) error {
 
 // ints runs a query on the session connection that returns partitions in
 // its first column, and those whose second column (when there is one) is 1.
-func (s *session) ints(ctx context.Context, query string, args ...any) ([]int, error) {
-	rows, err := s.conn.QueryContext(ctx, query, args...)
+func (s *session) ints(ctx context.Context, query *sqlkit.Query, args ...sql.NamedArg) ([]int, error) {
+	rows, err := sqlkit.QueryRows(ctx, s.conn, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -211,8 +211,8 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	pp := s.prefix + "p"
-	taken, err := s.ints(ctx, expand(s.d.sess.take, "{{parts}}", len(parts)), intArgs([]any{pp, pp}, parts)...)
+	pp := sql.Named("part_prefix", s.prefix+"p")
+	taken, err := s.ints(ctx, s.d.sess.take, pp, sql.Named("parts", parts))
 	if err != nil {
 		// Some locks may be held with no owner recorded: end the session.
 		return nil, s.fail("take", err)
@@ -220,8 +220,9 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	if len(taken) == 0 {
 		return nil, nil
 	}
-	if _, err := s.conn.ExecContext(ctx, expand(s.d.sess.own, "{{parts}}", len(taken)),
-		intArgs([]any{s.token, sqlkit.UTC(now)}, taken)...); err != nil {
+	_, err = sqlkit.Exec(ctx, s.conn, s.d.sess.own, sql.Named("token", s.token), sql.Named("now", sqlkit.UTC(now)),
+		sql.Named("parts", taken))
+	if err != nil {
 		return nil, s.fail("take", err)
 	}
 	return taken, nil
@@ -231,12 +232,10 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	if len(parts) == 0 || s.lost {
 		return nil
 	}
-	if _, err := s.conn.ExecContext(ctx, expand(s.d.sess.release, "{{parts}}", len(parts)),
-		intArgs([]any{s.token}, parts)...); err != nil {
+	if _, err := sqlkit.Exec(ctx, s.conn, s.d.sess.release, sql.Named("token", s.token), sql.Named("parts", parts)); err != nil {
 		return s.fail("release", err)
 	}
-	pp := s.prefix + "p"
-	if _, err := s.ints(ctx, expand(s.d.sess.unlock, "{{parts}}", len(parts)), intArgs([]any{pp}, parts, pp)...); err != nil {
+	if _, err := s.ints(ctx, s.d.sess.unlock, sql.Named("part_prefix", s.prefix+"p"), sql.Named("parts", parts)); err != nil {
 		return s.fail("release", err)
 	}
 	return nil
@@ -246,7 +245,7 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	if s.lost {
 		return nil, time.Time{}, s.fail("check", errors.New("session already lost"))
 	}
-	owned, err := s.ints(ctx, s.d.sess.check, s.token, s.prefix+"p")
+	owned, err := s.ints(ctx, s.d.sess.check, sql.Named("token", s.token), sql.Named("part_prefix", s.prefix+"p"))
 	if err != nil {
 		return nil, time.Time{}, s.fail("check", err)
 	}
@@ -258,7 +257,7 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if s.lost {
 		return v, s.fail("view", errors.New("session already lost"))
 	}
-	rows, err := s.conn.QueryContext(ctx, s.d.sess.view, s.prefix+"m")
+	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.view, sql.Named("member_prefix", s.prefix+"m"))
 	if err != nil {
 		return v, s.fail("view", err)
 	}
@@ -312,8 +311,13 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	name := s.member(target)
 	for {
 		var got sql.NullInt64
-		wait := strings.Replace(s.d.sess.wait, "{{watch}}", s.watchMarker(), 1)
-		if err := s.watch.QueryRowContext(ctx, wait, s.prefix+"m", strings.Join(ids, ","), name, timeout).Scan(&got); err != nil {
+		wait, args, err := s.d.sess.wait.Bind(sql.Named("member_prefix", s.prefix+"m"), sql.Named("live", strings.Join(ids, ",")),
+			sql.Named("name", name), sql.Named("timeout", timeout))
+		if err != nil {
+			return fmt.Errorf("mysql: wait: %w", err)
+		}
+		wait = strings.Replace(wait, "{{watch}}", s.watchMarker(), 1)
+		if err := s.watch.QueryRowContext(ctx, wait, args...).Scan(&got); err != nil {
 			// Cancelled or broken: the lock may have been granted before the
 			// cancel; never return such a connection to the pool.
 			s.dropWatch()
@@ -329,7 +333,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		switch {
 		case got.Int64 == 1:
 			var ok sql.NullInt64
-			if err := s.watch.QueryRowContext(context.WithoutCancel(ctx), s.d.sess.waitRelease, name).Scan(&ok); err != nil {
+			if err := sqlkit.QueryRow(context.WithoutCancel(ctx), s.watch, s.d.sess.waitRelease, sql.Named("name", name)).Scan(&ok); err != nil {
 				s.dropWatch()
 			}
 			return nil
@@ -375,8 +379,8 @@ func (s *session) Close() error {
 	var err error
 	if !s.lost {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if _, err = s.conn.ExecContext(ctx, s.d.sess.close, s.token); err == nil {
-			if _, err = s.conn.ExecContext(ctx, s.d.sess.closeRelay, s.token); err == nil {
+		if _, err = sqlkit.Exec(ctx, s.conn, s.d.sess.close, sql.Named("token", s.token)); err == nil {
+			if _, err = sqlkit.Exec(ctx, s.conn, s.d.sess.closeRelay, sql.Named("token", s.token)); err == nil {
 				var n sql.NullInt64
 				err = s.conn.QueryRowContext(ctx, s.d.sess.unlockAll).Scan(&n)
 			}

@@ -4,14 +4,12 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
 	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
 )
@@ -75,15 +73,15 @@ func TestStatsCost(t *testing.T) {
 	// Every published row is past a retention of a minute an hour later.
 	now, retention := base.Add(time.Hour), time.Minute
 
-	for file, args := range map[string][]any{
-		"stats.sql":                  {dialects.StatsExactPublished + 1},
-		"inspect_past_retention.sql": {now.Add(-retention), dialects.PastRetentionCap + 1},
+	for file, named := range map[string][]sql.NamedArg{
+		"stats.sql":                  {sql.Named("cap", dialects.StatsExactPublished+1)},
+		"inspect_past_retention.sql": {sql.Named("before", now.Add(-retention)), sql.Named("cap", dialects.PastRetentionCap+1)},
 	} {
-		b, err := os.ReadFile("sql/" + file)
+		query, args, err := mysql.Bind(d, file, named...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkPlan(t, db, sqlkit.Render(string(b), d.Table()), args...)
+		checkPlan(t, db, query, args...)
 	}
 
 	calls := []struct {

@@ -12,20 +12,14 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
-// inBatches runs query (with {{token}} in it) once per chunk of at most
-// maxList values, with args before, the chunk, then args after, and sums
-// the affected rows.
-func inBatches[T any](ctx context.Context, q dialects.Execer, op, query, token string, vals []T, before, after []any) (int64, error) {
+// inBatches runs query once per chunk of at most maxList values of its
+// list parameter list, with args for its other parameters, and sums the
+// affected rows.
+func inBatches[T int64 | string](ctx context.Context, q dialects.Execer, op string, query *sqlkit.Query, list string, vals []T, args ...sql.NamedArg) (int64, error) {
 	var total int64
 	for len(vals) > 0 {
 		n := min(len(vals), maxList)
-		args := make([]any, 0, len(before)+n+len(after))
-		args = append(args, before...)
-		for _, v := range vals[:n] {
-			args = append(args, v)
-		}
-		args = append(args, after...)
-		k, err := affected(op)(q.ExecContext(ctx, expand(query, token, n), args...))
+		k, err := affected(op)(sqlkit.Exec(ctx, q, query, append(args, sql.Named(list, vals[:n]))...))
 		total += k
 		if err != nil {
 			return total, err
@@ -102,16 +96,16 @@ func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64
 		q = tx
 	}
 	if len(m.Unblock) > 0 {
-		if _, err := inBatches(ctx, q, "mark: unblock", d.unblock, "{{seqs}}", m.Unblock, nil, []any{m.Token}); err != nil {
+		if _, err := inBatches(ctx, q, "mark: unblock", d.unblock, "seqs", m.Unblock, sql.Named("token", m.Token)); err != nil {
 			return 0, err
 		}
 	}
 	var n int64
 	var err error
 	if m.Delete {
-		n, err = inBatches(ctx, q, "mark: delete", d.del, "{{seqs}}", m.Seqs, nil, []any{m.Token})
+		n, err = inBatches(ctx, q, "mark: delete", d.del, "seqs", m.Seqs, sql.Named("token", m.Token))
 	} else {
-		n, err = inBatches(ctx, q, "mark", d.mark, "{{seqs}}", m.Seqs, []any{sqlkit.UTC(m.At)}, []any{m.Token})
+		n, err = inBatches(ctx, q, "mark", d.mark, "seqs", m.Seqs, sql.Named("at", sqlkit.UTC(m.At)), sql.Named("token", m.Token))
 	}
 	if err != nil {
 		return 0, err
@@ -142,14 +136,18 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 			state = dialects.StateDead
 		}
 		next := sqlkit.UTC(f.NextAttemptAt)
-		n, err := affected("fail")(tx.ExecContext(ctx, d.fail, sqlkit.TruncateError(f.Error), next, int(state), f.Seq, f.Partition, token))
+		n, err := affected("fail")(sqlkit.Exec(ctx, tx, d.fail, sql.Named("error", sqlkit.TruncateError(f.Error)),
+			sql.Named("next_attempt_at", next), sql.Named("state", int(state)), sql.Named("seq", f.Seq),
+			sql.Named("part", f.Partition), sql.Named("token", token)))
 		if err != nil {
 			return fmt.Errorf("mysql: fail seq %d: %w", f.Seq, err)
 		}
 		if n == 0 || !f.Block {
 			continue // not ours (fenced), or no block asked
 		}
-		if _, err := tx.ExecContext(ctx, d.failBlock, f.Partition, f.AggregateType, f.AggregateID, f.Seq, f.Dead, next); err != nil {
+		_, err = sqlkit.Exec(ctx, tx, d.failBlock, sql.Named("part", f.Partition), sql.Named("aggregate_type", f.AggregateType),
+			sql.Named("aggregate_id", f.AggregateID), sql.Named("seq", f.Seq), sql.Named("dead", f.Dead), sql.Named("until", next))
+		if err != nil {
 			return fmt.Errorf("mysql: fail seq %d: block: %w", f.Seq, err)
 		}
 	}
@@ -174,15 +172,16 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 	if _, err := d.skip(ctx, tx, "requeue: unblock", sel, f); err != nil {
 		return 0, err
 	}
-	n := sqlkit.UTC(now)
+	n := sql.Named("now", sqlkit.UTC(now))
 	var c int64
 	switch sel {
 	case sqlkit.SelectIDs:
-		c, err = inBatches(ctx, tx, "requeue", d.requeueIDs, "{{ids}}", f.IDs, []any{n}, nil)
+		c, err = inBatches(ctx, tx, "requeue", d.requeueIDs, "ids", f.IDs, n)
 	case sqlkit.SelectAggregate:
-		c, err = affected("requeue")(tx.ExecContext(ctx, d.requeueAggregate, n, f.AggregateType, f.AggregateID))
+		c, err = affected("requeue")(sqlkit.Exec(ctx, tx, d.requeueAggregate, n,
+			sql.Named("aggregate_type", f.AggregateType), sql.Named("aggregate_id", f.AggregateID)))
 	default:
-		c, err = affected("requeue")(tx.ExecContext(ctx, d.requeueAll, n))
+		c, err = affected("requeue")(sqlkit.Exec(ctx, tx, d.requeueAll, n))
 	}
 	if err != nil {
 		return 0, err
@@ -206,11 +205,12 @@ func (d *Dialect) Skip(ctx context.Context, db *sql.DB, f dialects.RequeueFilter
 func (d *Dialect) skip(ctx context.Context, q dialects.Execer, op string, sel sqlkit.Selector, f dialects.RequeueFilter) (int64, error) {
 	switch sel {
 	case sqlkit.SelectIDs:
-		return inBatches(ctx, q, op, d.skipIDs, "{{ids}}", f.IDs, nil, nil)
+		return inBatches(ctx, q, op, d.skipIDs, "ids", f.IDs)
 	case sqlkit.SelectAggregate:
-		return affected(op)(q.ExecContext(ctx, d.skipAggregate, f.AggregateType, f.AggregateID))
+		return affected(op)(sqlkit.Exec(ctx, q, d.skipAggregate,
+			sql.Named("aggregate_type", f.AggregateType), sql.Named("aggregate_id", f.AggregateID)))
 	default:
-		return affected(op)(q.ExecContext(ctx, d.skipAll))
+		return affected(op)(sqlkit.Exec(ctx, q, d.skipAll))
 	}
 }
 
@@ -219,7 +219,7 @@ func (d *Dialect) Cleanup(ctx context.Context, db *sql.DB, before time.Time, lim
 	if limit <= 0 {
 		return 0, nil
 	}
-	return affected("cleanup")(db.ExecContext(ctx, d.cleanup, sqlkit.UTC(before), limit))
+	return affected("cleanup")(sqlkit.Exec(ctx, db, d.cleanup, sql.Named("before", sqlkit.UTC(before)), sql.Named("limit", limit)))
 }
 
 // TryLock takes or renews the named lease for owner, in one transaction.
@@ -229,14 +229,16 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 		return false, fmt.Errorf("mysql: trylock %q: begin: %w", name, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if _, err := tx.ExecContext(ctx, d.tryLockEnsure, name); err != nil {
+	lock := sql.Named("name", name)
+	if _, err := sqlkit.Exec(ctx, tx, d.tryLockEnsure, lock); err != nil {
 		return false, fmt.Errorf("mysql: trylock %q: %w", name, err)
 	}
-	if _, err := tx.ExecContext(ctx, d.tryLock, owner, sqlkit.UTC(until), name, owner, sqlkit.UTC(now)); err != nil {
+	if _, err := sqlkit.Exec(ctx, tx, d.tryLock, lock, sql.Named("owner", owner), sql.Named("until", sqlkit.UTC(until)),
+		sql.Named("now", sqlkit.UTC(now))); err != nil {
 		return false, fmt.Errorf("mysql: trylock %q: %w", name, err)
 	}
 	var got sql.NullString
-	if err := tx.QueryRowContext(ctx, d.tryLockRead, name).Scan(&got); err != nil {
+	if err := sqlkit.QueryRow(ctx, tx, d.tryLockRead, lock).Scan(&got); err != nil {
 		return false, fmt.Errorf("mysql: trylock %q: read: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {

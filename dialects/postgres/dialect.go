@@ -36,12 +36,12 @@ type Dialect struct {
 
 	sess sessionSQL
 
-	readCritical string // read_critical.sql
+	st *sqlkit.Statements // sql/*.sql for the table
 
-	tableOID, migrateLock, partitionsQ, partitionsMeta, read, mark, fail string
-	requeueIDs, requeueAggregate, requeueAll                             string
-	skipIDs, skipAggregate, skipAll                                      string
-	cleanup, tryLock, stats, fillSelect, fillUpdate, dupKeys             string
+	tableOID, migrateLock, partitionsQ, partitionsMeta, fillSelect, dupKeys string
+	read, readCritical, mark, fail, fillUpdate                              *sqlkit.Query
+	requeueIDs, requeueAggregate, requeueAll                                *sqlkit.Query
+	skipIDs, skipAggregate, skipAll, cleanup, tryLock, stats                *sqlkit.Query
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -60,17 +60,29 @@ func New(opts ...Option) (*Dialect, error) {
 	if createParts == 0 {
 		createParts = dialects.DefaultPartitions
 	}
-	render := func(src string) string {
-		return strings.ReplaceAll(sqlkit.Render(src, c.table), "{{partitions}}", strconv.Itoa(createParts))
+	st, err := sqlkit.NewStatements(sqlFiles, "sql", c.table, sqlkit.Dollar,
+		map[string]string{"partitions": strconv.Itoa(createParts), "member_key_mod": strconv.Itoa(memberKeyMod)})
+	if err != nil {
+		panic(err.Error()) // build-time invariant
 	}
+	d.st = st
+	// Every file is embedded and parsed by the golden test: a failure
+	// here is a build-time invariant.
 	load := func(name string) string {
-		b, err := sqlFiles.ReadFile("sql/" + name)
+		s, err := st.Text(name)
 		if err != nil {
-			panic("postgres: missing embedded " + name) // build-time invariant
+			panic("postgres: " + err.Error())
 		}
-		return render(string(b))
+		return s
 	}
-	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
+	query := func(name string) *sqlkit.Query {
+		q, err := st.Query(name)
+		if err != nil {
+			panic("postgres: " + err.Error())
+		}
+		return q
+	}
+	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", st.Render)
 	if err != nil {
 		panic("postgres: " + err.Error()) // build-time invariant
 	}
@@ -90,36 +102,42 @@ func New(opts ...Option) (*Dialect, error) {
 		// 005: the read function relays call (its read-ahead horizon).
 		Needed: 5,
 	}
-	ph := func(i int) string { return "$" + strconv.Itoa(i+1) }
-	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), ph)
-	d.handoff = sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), ph).
-		WithTail(load("insert_handoff_tail.sql"))
+	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Dollar); err != nil {
+		panic("postgres: " + err.Error())
+	}
+	handoff, err := sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), sqlkit.Dollar)
+	if err == nil {
+		d.handoff, err = handoff.WithTail(load("insert_handoff_tail.sql"))
+	}
+	if err != nil {
+		panic("postgres: " + err.Error())
+	}
 	d.sess = sessionSQL{
-		open: load("session_open.sql"), gc: load("session_gc.sql"), kick: load("session_kick.sql"), take: load("session_take.sql"),
-		release: load("session_release.sql"), check: load("session_check.sql"), view: load("session_view.sql"),
-		close: load("session_close.sql"), wait: load("session_wait.sql"),
-		waitPID: load("session_wait_pid.sql"), waitCancel: load("session_wait_cancel.sql"),
+		open: query("session_open.sql"), gc: query("session_gc.sql"), kick: query("session_kick.sql"), take: query("session_take.sql"),
+		release: query("session_release.sql"), check: query("session_check.sql"), view: query("session_view.sql"),
+		close: query("session_close.sql"), wait: query("session_wait.sql"),
+		waitPID: load("session_wait_pid.sql"), waitCancel: query("session_wait_cancel.sql"),
 	}
 	d.tableOID = load("table_oid.sql")
 	d.migrateLock = load("migrate_lock.sql")
 	d.partitionsQ = load("partitions.sql")
 	d.partitionsMeta = load("partitions_meta.sql")
-	d.read = load("read.sql")
-	d.readCritical = load("read_critical.sql")
-	d.mark = load("mark.sql")
-	d.fail = load("fail.sql")
-	d.requeueIDs = load("requeue_ids.sql")
-	d.requeueAggregate = load("requeue_aggregate.sql")
-	d.requeueAll = load("requeue_all.sql")
-	d.skipIDs = load("skip_ids.sql")
-	d.skipAggregate = load("skip_aggregate.sql")
-	d.skipAll = load("skip_all.sql")
-	d.cleanup = load("cleanup.sql")
-	d.tryLock = load("trylock.sql")
-	d.stats = load("stats.sql")
+	d.read = query("read.sql")
+	d.readCritical = query("read_critical.sql")
+	d.mark = query("mark.sql")
+	d.fail = query("fail.sql")
+	d.requeueIDs = query("requeue_ids.sql")
+	d.requeueAggregate = query("requeue_aggregate.sql")
+	d.requeueAll = query("requeue_all.sql")
+	d.skipIDs = query("skip_ids.sql")
+	d.skipAggregate = query("skip_aggregate.sql")
+	d.skipAll = query("skip_all.sql")
+	d.cleanup = query("cleanup.sql")
+	d.tryLock = query("trylock.sql")
+	d.stats = query("stats.sql")
 	d.fillSelect = load("fill_select.sql")
 	d.dupKeys = load("idempotency_duplicates.sql")
-	d.fillUpdate = load("fill_update.sql")
+	d.fillUpdate = query("fill_update.sql")
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err
@@ -175,7 +193,7 @@ func (d *Dialect) fillPartitions(ctx context.Context, q dialects.Querier) error 
 		return err
 	}
 	return sqlkit.FillPartitions(ctx, q, n, d.fillSelect, func(ctx context.Context, part int, seqs []int64) error {
-		_, err := q.ExecContext(ctx, d.fillUpdate, part, intArray(seqs))
+		_, err := sqlkit.Exec(ctx, q, d.fillUpdate, sql.Named("part", part), sql.Named("seqs", intArray(seqs)))
 		return err
 	})
 }
@@ -222,7 +240,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
-		args, err := insertArgs(events[:n], d.insert.Columns(), 0)
+		args, err := insertArgs(d.insert, events[:n])
 		if err != nil {
 			return err
 		}
@@ -234,11 +252,10 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 	return nil
 }
 
-// insertArgs returns the bind arguments of events' rows (cols each, in
-// insert_row.sql's order, which insert.sql and insert_handoff.sql share),
-// with room for extra more.
-func insertArgs(events []dialects.Event, cols, extra int) ([]any, error) {
-	args := make([]any, 0, len(events)*cols+extra)
+// insertArgs returns the bind arguments of events' rows for b
+// (insert_row.sql, which insert.sql and insert_handoff.sql share).
+func insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event) ([]any, error) {
+	args := make([]any, 0, len(events)*b.Columns())
 	for i := range events {
 		e := &events[i]
 		h, err := sqlkit.EncodeHeaders(e.Headers)
@@ -247,8 +264,15 @@ func insertArgs(events []dialects.Event, cols, extra int) ([]any, error) {
 		}
 		bin, js := payloadArgs(e)
 		created := sqlkit.UTC(e.CreatedAt)
-		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, bin, js,
-			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), e.Critical, created, created, e.Partition)
+		args, err = b.AppendRow(args, sql.Named("id", e.ID), sql.Named("aggregate_type", e.AggregateType),
+			sql.Named("aggregate_id", e.AggregateID), sql.Named("event_type", e.EventType),
+			sql.Named("payload", bin), sql.Named("payload_json", js), sql.Named("content_type", e.ContentType),
+			sql.Named("headers", h), sql.Named("idempotency_key", sqlkit.NullString(e.IdempotencyKey)),
+			sql.Named("critical", e.Critical), sql.Named("created_at", created), sql.Named("next_attempt_at", created),
+			sql.Named("part", e.Partition))
+		if err != nil {
+			return nil, err
+		}
 	}
 	return args, nil
 }
@@ -266,7 +290,7 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	if n*cols > maxParams {
 		return nil, d.insertEvents(ctx, q, events)
 	}
-	args, err := insertArgs(events, cols, 0)
+	args, err := insertArgs(d.handoff, events)
 	if err != nil {
 		return nil, err
 	}
@@ -287,11 +311,16 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return dialects.ReadResult{}, nil
 	}
-	stmt, err := d.stmts.Stmt(ctx, db, d.read)
+	query, args, err := d.read.Bind(sql.Named("parts", partArray(req.Partitions)), sql.Named("after", req.After),
+		sql.Named("horizon", req.Horizon), sql.Named("now", sqlkit.UTC(req.Now)), sql.Named("limit", req.Limit))
+	if err != nil {
+		return dialects.ReadResult{}, fmt.Errorf("postgres: read: %w", err)
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
 		return dialects.ReadResult{}, fmt.Errorf("postgres: read: prepare: %w", err)
 	}
-	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), req.After, req.Horizon, sqlkit.UTC(req.Now), req.Limit)
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return dialects.ReadResult{}, fmt.Errorf("postgres: read: %w", err)
 	}
@@ -308,11 +337,16 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return nil, nil
 	}
-	stmt, err := d.stmts.Stmt(ctx, db, d.readCritical)
+	query, args, err := d.readCritical.Bind(sql.Named("parts", partArray(req.Partitions)), sql.Named("now", sqlkit.UTC(req.Now)),
+		sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read critical: %w", err)
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read critical: prepare: %w", err)
 	}
-	rows, err := stmt.QueryContext(ctx, partArray(req.Partitions), sqlkit.UTC(req.Now), sqlkit.CriticalWindow(req), req.Limit)
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read critical: %w", err)
 	}
@@ -400,14 +434,19 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 	if !m.Delete {
 		at = sqlkit.UTC(m.At)
 	}
-	stmt, err := d.stmts.Stmt(ctx, db, d.mark)
+	query, args, err := d.mark.Bind(sql.Named("token", m.Token), sql.Named("seqs", intArray(m.Seqs)),
+		sql.Named("unblock", unblock), sql.Named("at", at))
+	if err != nil {
+		return 0, fmt.Errorf("postgres: mark: %w", err)
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: mark: prepare: %w", err)
 	}
 	var n int64
-	if err := stmt.QueryRowContext(ctx, m.Token, intArray(m.Seqs), unblock, at).Scan(&n); err != nil {
+	if err := stmt.QueryRowContext(ctx, args...).Scan(&n); err != nil {
 		if ctx.Err() == nil {
-			d.stmts.Forget(db, d.mark) // e.g. the function was dropped and created again
+			d.stmts.Forget(db, query) // e.g. the function was dropped and created again
 		}
 		return 0, fmt.Errorf("postgres: mark: %w", err)
 	}
@@ -440,7 +479,7 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 	if err != nil {
 		return fmt.Errorf("postgres: fail: %w", err)
 	}
-	if _, err := db.ExecContext(ctx, d.fail, token, string(b)); err != nil {
+	if _, err := sqlkit.Exec(ctx, db, d.fail, sql.Named("token", token), sql.Named("failures", string(b))); err != nil {
 		return fmt.Errorf("postgres: fail: %w", err)
 	}
 	return nil
@@ -453,12 +492,13 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 	if err != nil {
 		return 0, err
 	}
-	n := sqlkit.UTC(now)
+	n := sql.Named("now", sqlkit.UTC(now))
 	switch sel {
 	case sqlkit.SelectIDs:
-		return count(ctx, db, "requeue", d.requeueIDs, n, textArray(f.IDs))
+		return count(ctx, db, "requeue", d.requeueIDs, n, sql.Named("ids", textArray(f.IDs)))
 	case sqlkit.SelectAggregate:
-		return count(ctx, db, "requeue", d.requeueAggregate, n, f.AggregateType, f.AggregateID)
+		return count(ctx, db, "requeue", d.requeueAggregate, n,
+			sql.Named("aggregate_type", f.AggregateType), sql.Named("aggregate_id", f.AggregateID))
 	default:
 		return count(ctx, db, "requeue", d.requeueAll, n)
 	}
@@ -472,18 +512,19 @@ func (d *Dialect) Skip(ctx context.Context, db *sql.DB, f dialects.RequeueFilter
 	}
 	switch sel {
 	case sqlkit.SelectIDs:
-		return count(ctx, db, "skip", d.skipIDs, textArray(f.IDs))
+		return count(ctx, db, "skip", d.skipIDs, sql.Named("ids", textArray(f.IDs)))
 	case sqlkit.SelectAggregate:
-		return count(ctx, db, "skip", d.skipAggregate, f.AggregateType, f.AggregateID)
+		return count(ctx, db, "skip", d.skipAggregate,
+			sql.Named("aggregate_type", f.AggregateType), sql.Named("aggregate_id", f.AggregateID))
 	default:
 		return count(ctx, db, "skip", d.skipAll)
 	}
 }
 
 // count runs a statement that returns one count.
-func count(ctx context.Context, db *sql.DB, op, query string, args ...any) (int64, error) {
+func count(ctx context.Context, db *sql.DB, op string, query *sqlkit.Query, args ...sql.NamedArg) (int64, error) {
 	var n int64
-	if err := db.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+	if err := sqlkit.QueryRow(ctx, db, query, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("postgres: %s: %w", op, err)
 	}
 	return n, nil
@@ -494,13 +535,14 @@ func (d *Dialect) Cleanup(ctx context.Context, db *sql.DB, before time.Time, lim
 	if limit <= 0 {
 		return 0, nil
 	}
-	return affected("cleanup")(db.ExecContext(ctx, d.cleanup, sqlkit.UTC(before), limit))
+	return affected("cleanup")(sqlkit.Exec(ctx, db, d.cleanup, sql.Named("before", sqlkit.UTC(before)), sql.Named("limit", limit)))
 }
 
 // TryLock takes or renews the named lease for owner.
 func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, now, until time.Time) (bool, error) {
 	var got string
-	err := db.QueryRowContext(ctx, d.tryLock, name, owner, sqlkit.UTC(now), sqlkit.UTC(until)).Scan(&got)
+	err := sqlkit.QueryRow(ctx, db, d.tryLock, sql.Named("name", name), sql.Named("owner", owner),
+		sql.Named("now", sqlkit.UTC(now)), sql.Named("until", sqlkit.UTC(until))).Scan(&got)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil

@@ -23,3 +23,13 @@ func MigrateTo(ctx context.Context, d *Dialect, db *sql.DB, version int) error {
 	d.migrator.Migrations = saved.Migrations[:version]
 	return d.Migrate(ctx, db)
 }
+
+// Bind returns d's statement file (sql/<file>) as it runs, its arguments
+// bound by name.
+func Bind(d *Dialect, file string, args ...sql.NamedArg) (string, []any, error) {
+	q, err := d.st.Query(file)
+	if err != nil {
+		return "", nil, err
+	}
+	return q.Bind(args...)
+}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,27 +11,22 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
-//go:embed sql/inspect_*.sql
-var inspectSQL embed.FS
-
 var _ dialects.Inspector = (*Dialect)(nil)
 
 // newInspector renders the inspection statements for d's table; New calls
 // it once.
 func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
 	return sqlkit.NewInspector(sqlkit.InspectorConfig{
-		Op:             "postgres",
-		Files:          inspectSQL,
-		Table:          d.Table(),
-		Time:           func(t time.Time) any { return t },
-		ValidID:        isUUIDText,
-		BlockerNowArgs: 1,
-		OwnershipArgs: func(ctx context.Context, db *sql.DB, _ time.Time) ([]any, error) {
+		Op:         "postgres",
+		Statements: d.st,
+		Time:       func(t time.Time) any { return t },
+		ValidID:    isUUIDText,
+		OwnershipArgs: func(ctx context.Context, db *sql.DB, _ time.Time) ([]sql.NamedArg, error) {
 			_, member, err := d.lockNamespaces(ctx, db)
 			if err != nil {
 				return nil, err
 			}
-			return []any{member}, nil
+			return []sql.NamedArg{sql.Named("member_ns", member)}, nil
 		},
 	})
 }

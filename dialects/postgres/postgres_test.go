@@ -204,12 +204,12 @@ func TestReadCriticalPlan(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `ANALYZE outbox`); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile("sql/read_critical.sql")
+	query, args, err := postgres.Bind(d, "read_critical.sql", sql.Named("parts", "{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}"),
+		sql.Named("now", time.Now()), sql.Named("window", dialects.CriticalWindow), sql.Named("limit", 500))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.QueryContext(ctx, "EXPLAIN "+sqlkit.Render(string(b), d.Table()),
-		"{0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}", time.Now(), dialects.CriticalWindow, 500)
+	rows, err := db.QueryContext(ctx, "EXPLAIN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -19,8 +20,15 @@ import (
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, gc, kick, take, release, check, view, close, wait, waitPID, waitCancel string
+	open, gc, kick, take, release, check, view, close, wait, waitCancel *sqlkit.Query
+	waitPID                                                             string
 }
+
+// memberKeyMod maps a relay row's id to the second key of its member lock,
+// an int4: the SQL takes the lock of (id % memberKeyMod), written in as
+// {{member_key_mod}}, and WaitChange binds the same key for the relay it
+// watches.
+const memberKeyMod = math.MaxInt32
 
 // cancelEvery is how often WaitChange cancels its wait again once its
 // context ended, until the wait returns.
@@ -69,7 +77,9 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	}
 	var id int64
 	var locked any
-	if err := conn.QueryRowContext(ctx, d.sess.open, s.memberNS, s.token, relay, sqlkit.UTC(time.Now())).Scan(&id, &locked); err != nil {
+	err = sqlkit.QueryRow(ctx, conn, d.sess.open, sql.Named("member_ns", s.memberNS), sql.Named("token", s.token),
+		sql.Named("name", relay), sql.Named("now", sqlkit.UTC(time.Now()))).Scan(&id, &locked)
+	if err != nil {
 		discard(conn)
 		if _, perr := d.Partitions(ctx, db); perr != nil {
 			return nil, perr
@@ -77,12 +87,12 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 		return nil, fmt.Errorf("postgres: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
-	_, _ = conn.ExecContext(ctx, d.sess.gc, s.memberNS, sqlkit.UTC(time.Now().Add(-gcAge)))
+	_, _ = sqlkit.Exec(ctx, conn, d.sess.gc, sql.Named("member_ns", s.memberNS), sql.Named("before", sqlkit.UTC(time.Now().Add(-gcAge))))
 	// Tell the other relays' watches that a relay joined. Best effort: a
 	// role that may not cancel the others' queries leaves them to notice
 	// at their next rebalance.
 	var kicked int
-	_ = conn.QueryRowContext(ctx, d.sess.kick, s.memberNS).Scan(&kicked)
+	_ = sqlkit.QueryRow(ctx, conn, d.sess.kick, sql.Named("member_ns", s.memberNS)).Scan(&kicked)
 	return s, nil
 }
 
@@ -115,7 +125,8 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	rows, err := s.conn.QueryContext(ctx, s.d.sess.take, partArray(parts), s.partNS, s.token, sqlkit.UTC(now))
+	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.take, sql.Named("parts", partArray(parts)), sql.Named("part_ns", s.partNS),
+		sql.Named("token", s.token), sql.Named("now", sqlkit.UTC(now)))
 	if err != nil {
 		// The locks may be held with no owner recorded: end the session.
 		return nil, s.fail("take", err)
@@ -141,7 +152,9 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 		return nil
 	}
 	var n int
-	if err := s.conn.QueryRowContext(ctx, s.d.sess.release, partArray(parts), s.partNS, s.token).Scan(&n); err != nil {
+	err := sqlkit.QueryRow(ctx, s.conn, s.d.sess.release, sql.Named("parts", partArray(parts)), sql.Named("part_ns", s.partNS),
+		sql.Named("token", s.token)).Scan(&n)
+	if err != nil {
 		return s.fail("release", err)
 	}
 	return nil
@@ -151,7 +164,7 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	if s.lost {
 		return nil, time.Time{}, s.fail("check", errors.New("session already lost"))
 	}
-	rows, err := s.conn.QueryContext(ctx, s.d.sess.check, s.token)
+	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.check, sql.Named("token", s.token))
 	if err != nil {
 		return nil, time.Time{}, s.fail("check", err)
 	}
@@ -176,7 +189,7 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if s.lost {
 		return v, s.fail("view", errors.New("session already lost"))
 	}
-	rows, err := s.conn.QueryContext(ctx, s.d.sess.view, s.memberNS)
+	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.view, sql.Named("member_ns", s.memberNS))
 	if err != nil {
 		return v, s.fail("view", err)
 	}
@@ -224,7 +237,8 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	}
 	stop := s.cancelOnDone(ctx)
 	var a, b any
-	err := s.watch.QueryRowContext(ctx, s.d.sess.wait, s.memberNS, int32(target%2147483647), intArray(live)).Scan(&a, &b)
+	err := sqlkit.QueryRow(ctx, s.watch, s.d.sess.wait, sql.Named("member_ns", s.memberNS),
+		sql.Named("relay", int32(target%memberKeyMod)), sql.Named("live", intArray(live))).Scan(&a, &b)
 	stop()
 	if errors.Is(err, sql.ErrNoRows) {
 		// The live relays are no longer v's: one joined since v was read.
@@ -268,7 +282,7 @@ func (s *session) cancelOnDone(ctx context.Context) (stop func()) {
 		for {
 			cctx, cancel := context.WithTimeout(context.Background(), cancelEvery)
 			var ok bool
-			_ = s.db.QueryRowContext(cctx, s.d.sess.waitCancel, s.watchPID).Scan(&ok)
+			_ = sqlkit.QueryRow(cctx, s.db, s.d.sess.waitCancel, sql.Named("pid", s.watchPID)).Scan(&ok)
 			cancel()
 			select {
 			case <-done:
@@ -297,7 +311,7 @@ func (s *session) Close() error {
 	if !s.lost {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		var ok any
-		err = s.conn.QueryRowContext(ctx, s.d.sess.close, s.token).Scan(&ok)
+		err = sqlkit.QueryRow(ctx, s.conn, s.d.sess.close, sql.Named("token", s.token)).Scan(&ok)
 		cancel()
 	}
 	discard(s.conn)

@@ -5,13 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"flag"
-	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
 )
 
@@ -49,15 +47,15 @@ func TestStatsCost(t *testing.T) {
 	// PastRetention up to its cap.
 	statsBound := int64(dialects.StatsExactPublished+1) + 2*int64(pending) + 100
 	pastBound := int64(dialects.PastRetentionCap+1) + 100
-	statsRead := rowsRead(t, db, d, "stats.sql", statsBound, dialects.StatsExactPublished+1)
-	pastRead := rowsRead(t, db, d, "inspect_past_retention.sql", pastBound, now.Add(-retention), dialects.PastRetentionCap+1)
+	statsRead := rowsRead(t, db, d, "stats.sql", statsBound, sql.Named("cap", dialects.StatsExactPublished+1))
+	pastRead := rowsRead(t, db, d, "inspect_past_retention.sql", pastBound, sql.Named("before", now.Add(-retention)), sql.Named("cap", dialects.PastRetentionCap+1))
 	more := min(published, 100000)
 	fill(t, db, base, published+pending+1, published+pending+more, 0)
-	if r := rowsRead(t, db, d, "stats.sql", statsBound, dialects.StatsExactPublished+1); r != statsRead {
+	if r := rowsRead(t, db, d, "stats.sql", statsBound, sql.Named("cap", dialects.StatsExactPublished+1)); r != statsRead {
 		t.Errorf("stats.sql read %d rows with %d published rows kept, %d with %d: the cost grows with the table",
 			statsRead, published, r, published+more)
 	}
-	if r := rowsRead(t, db, d, "inspect_past_retention.sql", pastBound, now.Add(-retention), dialects.PastRetentionCap+1); r != pastRead {
+	if r := rowsRead(t, db, d, "inspect_past_retention.sql", pastBound, sql.Named("before", now.Add(-retention)), sql.Named("cap", dialects.PastRetentionCap+1)); r != pastRead {
 		t.Errorf("inspect_past_retention.sql read %d rows with %d published rows kept, %d with %d: the cost grows with the table",
 			pastRead, published, r, published+more)
 	}
@@ -134,14 +132,14 @@ type planNode struct {
 // and returns the rows its scans of the outbox table returned or removed
 // by a filter, over all loops. It fails the test when a scan reads the
 // table whole (Seq Scan) or the rows exceed bound.
-func rowsRead(t *testing.T, db *sql.DB, d *postgres.Dialect, file string, bound int64, args ...any) int64 {
+func rowsRead(t *testing.T, db *sql.DB, d *postgres.Dialect, file string, bound int64, named ...sql.NamedArg) int64 {
 	t.Helper()
-	b, err := os.ReadFile("sql/" + file)
+	query, args, err := postgres.Bind(d, file, named...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out string
-	if err := db.QueryRowContext(t.Context(), "EXPLAIN (ANALYZE, FORMAT JSON) "+sqlkit.Render(string(b), d.Table()), args...).Scan(&out); err != nil {
+	if err := db.QueryRowContext(t.Context(), "EXPLAIN (ANALYZE, FORMAT JSON) "+query, args...).Scan(&out); err != nil {
 		t.Fatal(err)
 	}
 	var plans []struct {

@@ -42,13 +42,13 @@ type Dialect struct {
 	stmts      sqlkit.StmtCache      // the read and the mark, prepared once
 	sess       sessionSQL
 
-	readCritical string // read_critical.sql
+	st *sqlkit.Statements // sql/*.sql for the table
 
-	partitionsQ, partitionsMeta, fillSelect, fillUpdate, dupKeys    string
-	read, readAhead, mark, markDelete, markUnblock, fail, failBlock string
-	requeueIDs, requeueAggregate, requeueAll, requeueUnblock        string
-	skipIDs, skipAggregate, skipAll                                 string
-	cleanup, tryLock, stats                                         string
+	partitionsQ, partitionsMeta, fillSelect, dupKeys         string
+	fillUpdate, read, readAhead, readCritical                *sqlkit.Query
+	mark, markDelete, markUnblock, fail, failBlock           *sqlkit.Query
+	requeueIDs, requeueAggregate, requeueAll, requeueUnblock *sqlkit.Query
+	skipIDs, skipAggregate, skipAll, cleanup, tryLock, stats *sqlkit.Query
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -67,17 +67,29 @@ func New(opts ...Option) (*Dialect, error) {
 	if createParts == 0 {
 		createParts = dialects.DefaultPartitions
 	}
-	render := func(src string) string {
-		return strings.ReplaceAll(sqlkit.Render(src, c.table), "{{partitions}}", strconv.Itoa(createParts))
+	st, err := sqlkit.NewStatements(sqlFiles, "sql", c.table, sqlkit.QuestionNumbered,
+		map[string]string{"partitions": strconv.Itoa(createParts)})
+	if err != nil {
+		panic(err.Error()) // build-time invariant
 	}
+	d.st = st
+	// Every file is embedded and parsed by the golden test: a failure
+	// here is a build-time invariant.
 	load := func(name string) string {
-		b, err := sqlFiles.ReadFile("sql/" + name)
+		s, err := st.Text(name)
 		if err != nil {
-			panic("sqlite: missing embedded " + name) // build-time invariant
+			panic("sqlite: " + err.Error())
 		}
-		return render(string(b))
+		return s
 	}
-	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", render)
+	query := func(name string) *sqlkit.Query {
+		q, err := st.Query(name)
+		if err != nil {
+			panic("sqlite: " + err.Error())
+		}
+		return q
+	}
+	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", st.Render)
 	if err != nil {
 		panic("sqlite: " + err.Error()) // build-time invariant
 	}
@@ -96,39 +108,48 @@ func New(opts ...Option) (*Dialect, error) {
 		Name:   "sqlite",
 		Needed: 3,
 	}
-	d.insert = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.QuestionMark)
-	d.handoff = sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), sqlkit.QuestionMark).
-		WithTail(load("insert_handoff_tail.sql"))
+	// The rows bind with '?' (a name appears once in a row): the
+	// statements' ?N numbering would not follow the rows.
+	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Question); err != nil {
+		panic("sqlite: " + err.Error())
+	}
+	handoff, err := sqlkit.NewInsertBuilder(load("insert_handoff.sql"), load("insert_row.sql"), sqlkit.Question)
+	if err == nil {
+		d.handoff, err = handoff.WithTail(load("insert_handoff_tail.sql"))
+	}
+	if err != nil {
+		panic("sqlite: " + err.Error())
+	}
 	d.sess = sessionSQL{
-		open: load("session_open.sql"), gc: load("session_gc.sql"), take: load("session_take.sql"),
-		renew: load("session_renew.sql"), check: load("session_check.sql"),
-		release: load("session_release.sql"), view: load("session_view.sql"),
-		close: load("session_close.sql"), closeRelay: load("session_close_relay.sql"),
-		watch: load("session_watch.sql"), file: load("session_file.sql"),
+		open: query("session_open.sql"), gc: query("session_gc.sql"), take: query("session_take.sql"),
+		renew: query("session_renew.sql"), check: query("session_check.sql"),
+		release: query("session_release.sql"), view: query("session_view.sql"),
+		close: query("session_close.sql"), closeRelay: query("session_close_relay.sql"),
+		watch: query("session_watch.sql"), file: load("session_file.sql"),
 	}
 	d.partitionsQ = load("partitions.sql")
 	d.partitionsMeta = load("partitions_meta.sql")
 	d.fillSelect = load("fill_select.sql")
 	d.dupKeys = load("idempotency_duplicates.sql")
-	d.fillUpdate = load("fill_update.sql")
-	d.read = load("read.sql")
-	d.readAhead = load("read_ahead.sql")
-	d.readCritical = load("read_critical.sql")
-	d.mark = load("mark.sql")
-	d.markDelete = load("mark_delete.sql")
-	d.markUnblock = load("mark_unblock.sql")
-	d.fail = load("fail.sql")
-	d.failBlock = load("fail_block.sql")
-	d.requeueIDs = load("requeue_ids.sql")
-	d.requeueAggregate = load("requeue_aggregate.sql")
-	d.requeueAll = load("requeue_all.sql")
-	d.requeueUnblock = load("requeue_unblock.sql")
-	d.skipIDs = load("skip_ids.sql")
-	d.skipAggregate = load("skip_aggregate.sql")
-	d.skipAll = load("skip_all.sql")
-	d.cleanup = load("cleanup.sql")
-	d.tryLock = load("trylock.sql")
-	d.stats = load("stats.sql")
+	d.fillUpdate = query("fill_update.sql")
+	d.read = query("read.sql")
+	d.readAhead = query("read_ahead.sql")
+	d.readCritical = query("read_critical.sql")
+	d.mark = query("mark.sql")
+	d.markDelete = query("mark_delete.sql")
+	d.markUnblock = query("mark_unblock.sql")
+	d.fail = query("fail.sql")
+	d.failBlock = query("fail_block.sql")
+	d.requeueIDs = query("requeue_ids.sql")
+	d.requeueAggregate = query("requeue_aggregate.sql")
+	d.requeueAll = query("requeue_all.sql")
+	d.requeueUnblock = query("requeue_unblock.sql")
+	d.skipIDs = query("skip_ids.sql")
+	d.skipAggregate = query("skip_aggregate.sql")
+	d.skipAll = query("skip_all.sql")
+	d.cleanup = query("cleanup.sql")
+	d.tryLock = query("trylock.sql")
+	d.stats = query("stats.sql")
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err
@@ -204,7 +225,7 @@ func (d *Dialect) fillPartitions(ctx context.Context, q dialects.Querier) error 
 		return err
 	}
 	return sqlkit.FillPartitions(ctx, q, n, d.fillSelect, func(ctx context.Context, part int, seqs []int64) error {
-		_, err := q.ExecContext(ctx, d.fillUpdate, part, sqlkit.JSONInts(seqs))
+		_, err := sqlkit.Exec(ctx, q, d.fillUpdate, sql.Named("part", part), sql.Named("seqs", sqlkit.JSONInts(seqs)))
 		return err
 	})
 }
@@ -229,7 +250,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
-		args, err := d.insertArgs(events[:n], 0)
+		args, err := d.insertArgs(d.insert, events[:n], 0)
 		if err != nil {
 			return err
 		}
@@ -241,10 +262,10 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 	return nil
 }
 
-// insertArgs returns the bind arguments of events' rows, with room for
-// extra more.
-func (d *Dialect) insertArgs(events []dialects.Event, extra int) ([]any, error) {
-	args := make([]any, 0, len(events)*d.insert.Columns()+extra)
+// insertArgs returns the bind arguments of events' rows (insert_row.sql)
+// for b, with room for extra more.
+func (d *Dialect) insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event, extra int) ([]any, error) {
+	args := make([]any, 0, len(events)*b.Columns()+extra)
 	for i := range events {
 		e := &events[i]
 		h, err := sqlkit.EncodeHeaders(e.Headers)
@@ -256,8 +277,15 @@ func (d *Dialect) insertArgs(events []dialects.Event, extra int) ([]any, error) 
 		if e.Critical {
 			crit = 1
 		}
-		args = append(args, e.ID, e.AggregateType, e.AggregateID, e.EventType, sqlkit.Payload(e.Payload),
-			e.ContentType, h, sqlkit.NullString(e.IdempotencyKey), crit, created, created, e.Partition)
+		args, err = b.AppendRow(args, sql.Named("id", e.ID), sql.Named("aggregate_type", e.AggregateType),
+			sql.Named("aggregate_id", e.AggregateID), sql.Named("event_type", e.EventType),
+			sql.Named("payload", sqlkit.Payload(e.Payload)), sql.Named("content_type", e.ContentType),
+			sql.Named("headers", h), sql.Named("idempotency_key", sqlkit.NullString(e.IdempotencyKey)),
+			sql.Named("critical", crit), sql.Named("created_at", created), sql.Named("next_attempt_at", created),
+			sql.Named("part", e.Partition))
+		if err != nil {
+			return nil, err
+		}
 	}
 	return args, nil
 }
@@ -274,7 +302,7 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	if n*d.handoff.Columns()+1 > maxVariables {
 		return nil, d.insertEvents(ctx, q, events)
 	}
-	args, err := d.insertArgs(events, 1)
+	args, err := d.insertArgs(d.handoff, events, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +314,10 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, d.handoff.SQL(n), append(args, js)...)
+	if args, err = d.handoff.AppendTail(args, sql.Named("ids", js)); err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, d.handoff.SQL(n), args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: insert %d events: %w", n, err)
 	}
@@ -304,15 +335,20 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return dialects.ReadResult{}, nil
 	}
-	query, args := d.read, []any{jsonParts(req.Partitions), req.After, micros(sqlkit.UTC(req.Now)), req.Limit}
+	q, args := d.read, []sql.NamedArg{sql.Named("parts", jsonParts(req.Partitions)), sql.Named("after", req.After),
+		sql.Named("now", micros(sqlkit.UTC(req.Now))), sql.Named("limit", req.Limit)}
 	if req.After > 0 {
-		query, args = d.readAhead, append(args, readAheadWindow*req.Limit, req.Horizon)
+		q, args = d.readAhead, append(args, sql.Named("window", sqlkit.ReadAheadWindow*req.Limit), sql.Named("horizon", req.Horizon))
+	}
+	query, vals, err := q.Bind(args...)
+	if err != nil {
+		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: %w", err)
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
 		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: prepare: %w", err)
 	}
-	rows, err := stmt.QueryContext(ctx, args...)
+	rows, err := stmt.QueryContext(ctx, vals...)
 	if err != nil {
 		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: %w", err)
 	}
@@ -329,11 +365,16 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return nil, nil
 	}
-	stmt, err := d.stmts.Stmt(ctx, db, d.readCritical)
+	query, args, err := d.readCritical.Bind(sql.Named("parts", jsonParts(req.Partitions)),
+		sql.Named("now", micros(sqlkit.UTC(req.Now))), sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: read critical: %w", err)
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: read critical: prepare: %w", err)
 	}
-	rows, err := stmt.QueryContext(ctx, jsonParts(req.Partitions), micros(sqlkit.UTC(req.Now)), req.Limit, sqlkit.CriticalWindow(req))
+	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: read critical: %w", err)
 	}
@@ -343,9 +384,6 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	}
 	return res.Records, nil
 }
-
-// readAheadWindow bounds a read ahead's look, in batches (read_ahead.sql).
-const readAheadWindow = 4
 
 // jsonParts renders partitions as a JSON array ("[0,5,7]"), bound as one
 // parameter and read with json_each.

@@ -3,15 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
-
-//go:embed sql/inspect_*.sql
-var inspectSQL embed.FS
 
 var _ dialects.Inspector = (*Dialect)(nil)
 
@@ -19,14 +15,12 @@ var _ dialects.Inspector = (*Dialect)(nil)
 // it once.
 func (d *Dialect) newInspector() (*sqlkit.Inspector, error) {
 	return sqlkit.NewInspector(sqlkit.InspectorConfig{
-		Op:             "sqlite",
-		Files:          inspectSQL,
-		Table:          d.Table(),
-		Time:           func(t time.Time) any { return t.UnixMicro() },
-		ValidID:        nil,
-		BlockerNowArgs: 1,
-		OwnershipArgs: func(_ context.Context, _ *sql.DB, now time.Time) ([]any, error) {
-			return []any{micros(now)}, nil
+		Op:         "sqlite",
+		Statements: d.st,
+		Time:       func(t time.Time) any { return t.UnixMicro() },
+		ValidID:    nil,
+		OwnershipArgs: func(_ context.Context, _ *sql.DB, now time.Time) ([]sql.NamedArg, error) {
+			return []sql.NamedArg{sql.Named("now", micros(now))}, nil
 		},
 	})
 }

@@ -52,9 +52,14 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 	if len(m.Seqs) == 0 {
 		return 0, nil
 	}
-	query, args := d.mark, []any{m.Token, sqlkit.JSONInts(m.Seqs), micros(sqlkit.UTC(m.At))}
+	q, named := d.mark, []sql.NamedArg{sql.Named("token", m.Token), sql.Named("seqs", sqlkit.JSONInts(m.Seqs)),
+		sql.Named("at", micros(sqlkit.UTC(m.At)))}
 	if m.Delete {
-		query, args = d.markDelete, args[:2]
+		q, named = d.markDelete, named[:2]
+	}
+	query, args, err := q.Bind(named...)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: mark: %w", err)
 	}
 	if len(m.Unblock) == 0 {
 		stmt, err := d.stmts.Stmt(ctx, db, query)
@@ -64,8 +69,9 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 		return affected("mark")(stmt.ExecContext(ctx, args...))
 	}
 	var n int64
-	err := inTx(ctx, db, "mark", func(tx *sql.Tx) error {
-		if _, err := affected("mark: unblock")(tx.ExecContext(ctx, d.markUnblock, m.Token, sqlkit.JSONInts(m.Unblock))); err != nil {
+	err = inTx(ctx, db, "mark", func(tx *sql.Tx) error {
+		if _, err := affected("mark: unblock")(sqlkit.Exec(ctx, tx, d.markUnblock,
+			sql.Named("token", m.Token), sql.Named("seqs", sqlkit.JSONInts(m.Unblock)))); err != nil {
 			return err
 		}
 		var err error
@@ -107,7 +113,7 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 		return fmt.Errorf("sqlite: fail: %w", err)
 	}
 	return inTx(ctx, db, "fail", func(tx *sql.Tx) error {
-		changed, err := querySeqs(ctx, tx, d.fail, token, string(allJS))
+		changed, err := querySeqs(ctx, tx, d.fail, sql.Named("token", token), sql.Named("failures", string(allJS)))
 		if err != nil {
 			return fmt.Errorf("sqlite: fail: %w", err)
 		}
@@ -118,7 +124,7 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 		if err != nil {
 			return fmt.Errorf("sqlite: fail: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, d.failBlock, string(blockJS), sqlkit.JSONInts(changed)); err != nil {
+		if _, err := sqlkit.Exec(ctx, tx, d.failBlock, sql.Named("blocks", string(blockJS)), sql.Named("changed", sqlkit.JSONInts(changed))); err != nil {
 			return fmt.Errorf("sqlite: fail: block: %w", err)
 		}
 		return nil
@@ -126,8 +132,8 @@ func (d *Dialect) Fail(ctx context.Context, db *sql.DB, token string, failures [
 }
 
 // querySeqs runs a statement that returns one seq per row.
-func querySeqs(ctx context.Context, q dialects.Querier, query string, args ...any) ([]int64, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+func querySeqs(ctx context.Context, q dialects.Querier, query *sqlkit.Query, args ...sql.NamedArg) ([]int64, error) {
+	rows, err := sqlkit.QueryRows(ctx, q, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -150,16 +156,16 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 	if err != nil {
 		return 0, err
 	}
-	query, args := d.requeueAll, []any{micros(sqlkit.UTC(now))}
+	query, args := d.requeueAll, []sql.NamedArg{sql.Named("now", micros(sqlkit.UTC(now)))}
 	switch sel {
 	case sqlkit.SelectIDs:
 		ids, err := sqlkit.JSONStrings(f.IDs)
 		if err != nil {
 			return 0, err
 		}
-		query, args = d.requeueIDs, append(args, ids)
+		query, args = d.requeueIDs, append(args, sql.Named("ids", ids))
 	case sqlkit.SelectAggregate:
-		query, args = d.requeueAggregate, append(args, f.AggregateType, f.AggregateID)
+		query, args = d.requeueAggregate, append(args, sql.Named("aggregate_type", f.AggregateType), sql.Named("aggregate_id", f.AggregateID))
 	}
 	var n int64
 	err = inTx(ctx, db, "requeue", func(tx *sql.Tx) error {
@@ -171,7 +177,7 @@ func (d *Dialect) Requeue(ctx context.Context, db *sql.DB, f dialects.RequeueFil
 		if n == 0 {
 			return nil
 		}
-		_, err = affected("requeue: unblock")(tx.ExecContext(ctx, d.requeueUnblock, sqlkit.JSONInts(seqs)))
+		_, err = affected("requeue: unblock")(sqlkit.Exec(ctx, tx, d.requeueUnblock, sql.Named("seqs", sqlkit.JSONInts(seqs))))
 		return err
 	})
 	if err != nil {
@@ -192,11 +198,12 @@ func (d *Dialect) Skip(ctx context.Context, db *sql.DB, f dialects.RequeueFilter
 		if err != nil {
 			return 0, err
 		}
-		return affected("skip")(db.ExecContext(ctx, d.skipIDs, ids))
+		return affected("skip")(sqlkit.Exec(ctx, db, d.skipIDs, sql.Named("ids", ids)))
 	case sqlkit.SelectAggregate:
-		return affected("skip")(db.ExecContext(ctx, d.skipAggregate, f.AggregateType, f.AggregateID))
+		return affected("skip")(sqlkit.Exec(ctx, db, d.skipAggregate,
+			sql.Named("aggregate_type", f.AggregateType), sql.Named("aggregate_id", f.AggregateID)))
 	default:
-		return affected("skip")(db.ExecContext(ctx, d.skipAll))
+		return affected("skip")(sqlkit.Exec(ctx, db, d.skipAll))
 	}
 }
 
@@ -205,13 +212,14 @@ func (d *Dialect) Cleanup(ctx context.Context, db *sql.DB, before time.Time, lim
 	if limit <= 0 {
 		return 0, nil
 	}
-	return affected("cleanup")(db.ExecContext(ctx, d.cleanup, micros(sqlkit.UTC(before)), limit))
+	return affected("cleanup")(sqlkit.Exec(ctx, db, d.cleanup, sql.Named("before", micros(sqlkit.UTC(before))), sql.Named("limit", limit)))
 }
 
 // TryLock takes or renews the named lease for owner.
 func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, now, until time.Time) (bool, error) {
 	var got string
-	err := db.QueryRowContext(ctx, d.tryLock, name, owner, micros(sqlkit.UTC(now)), micros(sqlkit.UTC(until))).Scan(&got)
+	err := sqlkit.QueryRow(ctx, db, d.tryLock, sql.Named("name", name), sql.Named("owner", owner),
+		sql.Named("now", micros(sqlkit.UTC(now))), sql.Named("until", micros(sqlkit.UTC(until)))).Scan(&got)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil

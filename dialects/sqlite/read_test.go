@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
 )
 
@@ -160,16 +159,6 @@ func seqsOf(t *testing.T, d *sqlite.Dialect, db *sql.DB, ids ...string) map[stri
 	return out
 }
 
-// readSQL is read.sql rendered for the default table.
-func readSQL(t *testing.T) string {
-	t.Helper()
-	b, err := sqlFile("sql/read.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sqlkit.Render(b, dialects.DefaultTable)
-}
-
 // TestReadPlan checks on a 100,000-row backlog that the read walks the
 // pending rows in seq order and stops at its limit instead of sorting the
 // backlog.
@@ -195,8 +184,12 @@ func TestReadPlan(t *testing.T) {
 	for p := 0; p < parts; p += 4 {
 		mine = append(mine, p)
 	}
-	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+readSQL(t),
-		"[0,4,8]", 0, now.UnixMicro(), 500)
+	query, args, err := sqlite.Bind(d, "read.sql", sql.Named("parts", "[0,4,8]"), sql.Named("after", 0),
+		sql.Named("now", now.UnixMicro()), sql.Named("limit", 500))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,12 +235,12 @@ func TestReadCriticalPlan(t *testing.T) {
 			events = events[:0]
 		}
 	}
-	b, err := sqlFile("sql/read_critical.sql")
+	query, args, err := sqlite.Bind(d, "read_critical.sql", sql.Named("parts", "[0,4,8]"),
+		sql.Named("now", now.UnixMicro()), sql.Named("limit", 500), sql.Named("window", dialects.CriticalWindow))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqlkit.Render(b, dialects.DefaultTable),
-		"[0,4,8]", now.UnixMicro(), 500, dialects.CriticalWindow)
+	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

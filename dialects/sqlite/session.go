@@ -23,7 +23,8 @@ var ErrInvalidLease = errors.New("sqlite: session lease must be positive")
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, gc, take, renew, check, release, view, close, closeRelay, watch, file string
+	open, gc, take, renew, check, release, view, close, closeRelay, watch *sqlkit.Query
+	file                                                                  string
 }
 
 // gcAge is how long after its lease ran out a relay row is forgotten by the
@@ -69,18 +70,25 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	}
 	s := &session{d: d, db: db, token: newToken(relay), relay: relay, lease: lease, owns: make(map[int]bool)}
 	now := sqlkit.UTC(time.Now())
-	if _, err := db.ExecContext(ctx, d.sess.open, s.token, relay, micros(now), micros(now.Add(lease))); err != nil {
+	if _, err := d.open(ctx, db, s.token, relay, now, now.Add(lease)); err != nil {
 		if _, perr := d.Partitions(ctx, db); perr != nil {
 			return nil, perr
 		}
 		return nil, fmt.Errorf("sqlite: open session: %w", err)
 	}
 	// Forget relays that are gone; a failure only leaves rows behind.
-	_, _ = db.ExecContext(ctx, d.sess.gc, micros(now.Add(-gcAge)), micros(now))
+	_, _ = sqlkit.Exec(ctx, db, d.sess.gc, sql.Named("before", micros(now.Add(-gcAge))), sql.Named("now", micros(now)))
 	// Without it WaitChange reads the relays every watchPoll.
 	_ = db.QueryRowContext(ctx, d.sess.file).Scan(&s.file)
 	s.seen = s.stamp() // what was written until now, its first View sees
 	return s, nil
+}
+
+// open registers relay's session token at now with a lease until until
+// (session_open.sql).
+func (d *Dialect) open(ctx context.Context, db *sql.DB, token, relay string, now, until time.Time) (sql.Result, error) {
+	return sqlkit.Exec(ctx, db, d.sess.open, sql.Named("token", token), sql.Named("name", relay),
+		sql.Named("now", micros(now)), sql.Named("until", micros(until)))
 }
 
 // newToken returns "<relay>/<random hex>": unique per session.
@@ -107,7 +115,8 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	}
 	now = sqlkit.UTC(now)
 	defer s.wrote(s.stamp()) // the stamp before the write
-	taken, err := queryCol[int](ctx, s.db, s.d.sess.take, jsonParts(parts), s.token, micros(now), micros(now.Add(s.lease)))
+	taken, err := queryCol[int](ctx, s.db, s.d.sess.take, sql.Named("parts", jsonParts(parts)), sql.Named("token", s.token),
+		sql.Named("now", micros(now)), sql.Named("until", micros(now.Add(s.lease))))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: session take: %w", err)
 	}
@@ -122,7 +131,7 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 		return nil
 	}
 	defer s.wrote(s.stamp()) // the stamp before the write
-	if _, err := s.db.ExecContext(ctx, s.d.sess.release, jsonParts(parts), s.token); err != nil {
+	if _, err := sqlkit.Exec(ctx, s.db, s.d.sess.release, sql.Named("parts", jsonParts(parts)), sql.Named("token", s.token)); err != nil {
 		return fmt.Errorf("sqlite: session release: %w", err)
 	}
 	for _, p := range parts {
@@ -148,7 +157,7 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	until := now.Add(s.lease)
 	defer s.wrote(s.stamp()) // the stamp before the write
 	if len(s.owns) == 0 {
-		res, err := s.db.ExecContext(ctx, s.d.sess.renew, s.token, micros(until))
+		res, err := sqlkit.Exec(ctx, s.db, s.d.sess.renew, sql.Named("token", s.token), sql.Named("until", micros(until)))
 		n, err := count("session check", res, err)
 		if err != nil {
 			return nil, time.Time{}, err
@@ -156,13 +165,13 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 		if n == 0 {
 			// Forgotten while it owned nothing for longer than gcAge past
 			// its lease: it has nothing to lose, register it again.
-			if _, err := s.db.ExecContext(ctx, s.d.sess.open, s.token, s.relay, micros(now), micros(until)); err != nil {
+			if _, err := s.d.open(ctx, s.db, s.token, s.relay, now, until); err != nil {
 				return nil, time.Time{}, fmt.Errorf("sqlite: session check: register again: %w", err)
 			}
 		}
 		return nil, until, nil
 	}
-	owned, err := queryCol[int](ctx, s.db, s.d.sess.check, s.token, micros(until))
+	owned, err := queryCol[int](ctx, s.db, s.d.sess.check, sql.Named("token", s.token), sql.Named("until", micros(until)))
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("sqlite: session check: %w", err)
 	}
@@ -175,8 +184,8 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 
 // queryCol runs a statement that returns one value per row and returns
 // them sorted.
-func queryCol[T cmp.Ordered](ctx context.Context, db *sql.DB, query string, args ...any) ([]T, error) {
-	rows, err := db.QueryContext(ctx, query, args...)
+func queryCol[T cmp.Ordered](ctx context.Context, db *sql.DB, query *sqlkit.Query, args ...sql.NamedArg) ([]T, error) {
+	rows, err := sqlkit.QueryRows(ctx, db, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +212,7 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if s.lost {
 		return v, s.lostErr("view", errors.New("session already lost"))
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.sess.view, micros(sqlkit.UTC(now)))
+	rows, err := sqlkit.QueryRows(ctx, s.db, s.d.sess.view, sql.Named("now", micros(sqlkit.UTC(now))))
 	if err != nil {
 		return v, fmt.Errorf("sqlite: session view: %w", err)
 	}
@@ -226,9 +235,9 @@ func (s *session) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := s.db.ExecContext(ctx, s.d.sess.close, s.token)
+	_, err := sqlkit.Exec(ctx, s.db, s.d.sess.close, sql.Named("token", s.token))
 	if err == nil {
-		_, err = s.db.ExecContext(ctx, s.d.sess.closeRelay, s.token)
+		_, err = sqlkit.Exec(ctx, s.db, s.d.sess.closeRelay, sql.Named("token", s.token))
 	}
 	s.db = nil
 	s.lost = true

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"slices"
@@ -101,7 +102,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 			continue
 		}
 		last = time.Now()
-		live, err := queryCol[string](ctx, s.db, s.d.sess.watch, micros(sqlkit.UTC(at.Add(time.Since(read)))))
+		live, err := queryCol[string](ctx, s.db, s.d.sess.watch, sql.Named("now", micros(sqlkit.UTC(at.Add(time.Since(read))))))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

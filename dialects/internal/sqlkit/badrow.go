@@ -15,7 +15,8 @@ import (
 var readColumnNames = []string{"seq", "id", "aggregate_type", "aggregate_id", "event_type", "payload",
 	"content_type", "headers", "idempotency_key", "critical", "created_at", "attempts", "part"}
 
-// inspectColumnNames names rowScan's scan targets, in order.
+// inspectColumnNames names rowScan's scan targets, in order: the columns
+// of each dialect's sql/_inspect_columns.sql (TestInspectColumnsFragment).
 var inspectColumnNames = []string{"seq", "id", "aggregate_type", "aggregate_id", "event_type", "payload",
 	"content_type", "headers", "idempotency_key", "critical", "created_at", "attempts", "payload_json", "state",
 	"next_attempt_at", "part", "last_error", "published_at", "partitions"}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,12 +16,11 @@ import (
 // inspect_*.sql files (see NewInspector).
 type Inspector struct {
 	op                           string
-	list, listAgg, get, blockers string
-	ownership, pastRetention     string
+	list, listAgg, get, blockers *Query
+	ownership, pastRetention     *Query
 	timeArg                      func(time.Time) any
 	validID                      func(string) bool
-	nowArgs                      int
-	ownershipArgs                func(ctx context.Context, db *sql.DB, now time.Time) ([]any, error)
+	ownershipArgs                func(ctx context.Context, db *sql.DB, now time.Time) ([]sql.NamedArg, error)
 	sizes                        summarySQL
 }
 
@@ -30,40 +28,29 @@ type Inspector struct {
 type InspectorConfig struct {
 	// Op prefixes errors: the calling dialect's package name ("postgres").
 	Op string
-	// Files holds sql/inspect_list.sql, sql/inspect_list_aggregate.sql,
-	// sql/inspect_get.sql, sql/inspect_blockers.sql,
-	// sql/inspect_ownership.sql, sql/inspect_past_retention.sql and the
-	// payload-less listings (see summarySQL).
-	Files fs.FS
-	// Table is the validated table name.
-	Table string
+	// Statements holds inspect_list.sql, inspect_list_aggregate.sql,
+	// inspect_get.sql, inspect_blockers.sql, inspect_ownership.sql,
+	// inspect_past_retention.sql and the payload-less listings (see
+	// summarySQL), rendered for the dialect's table.
+	Statements *Statements
 	// Time converts a time to the bound form (UTC time or unix micros).
 	Time func(time.Time) any
 	// ValidID reports whether an id can be looked up at all (nil: always);
 	// Get reports ErrEventNotFound for ids it rejects.
 	ValidID func(string) bool
-	// BlockerNowArgs is how many times `now` is bound in inspect_blockers.sql
-	// (1 with numbered parameters, 2 with '?').
-	BlockerNowArgs int
-	// OwnershipArgs returns the arguments of inspect_ownership.sql.
-	OwnershipArgs func(ctx context.Context, db *sql.DB, now time.Time) ([]any, error)
+	// OwnershipArgs returns the arguments of inspect_ownership.sql, by
+	// name.
+	OwnershipArgs func(ctx context.Context, db *sql.DB, now time.Time) ([]sql.NamedArg, error)
 }
 
-// NewInspector renders the inspection SQL for c.Table.
+// NewInspector loads the inspection statements of c.Statements.
 func NewInspector(c InspectorConfig) (*Inspector, error) {
-	load := func(name string) (string, error) {
-		b, err := fs.ReadFile(c.Files, "sql/"+name)
-		if err != nil {
-			return "", fmt.Errorf("%s: missing embedded %s: %w", c.Op, name, err)
-		}
-		return Render(string(b), c.Table), nil
-	}
 	if c.OwnershipArgs == nil {
 		return nil, fmt.Errorf("%s: inspector: OwnershipArgs is nil", c.Op)
 	}
-	in := &Inspector{op: c.Op, timeArg: c.Time, validID: c.ValidID, nowArgs: max(c.BlockerNowArgs, 1), ownershipArgs: c.OwnershipArgs}
+	in := &Inspector{op: c.Op, timeArg: c.Time, validID: c.ValidID, ownershipArgs: c.OwnershipArgs}
 	for _, f := range []struct {
-		dst  *string
+		dst  **Query
 		name string
 	}{
 		{&in.list, "inspect_list.sql"}, {&in.listAgg, "inspect_list_aggregate.sql"},
@@ -72,11 +59,11 @@ func NewInspector(c InspectorConfig) (*Inspector, error) {
 		{&in.sizes.list, "inspect_list_sizes.sql"}, {&in.sizes.listAgg, "inspect_list_aggregate_sizes.sql"},
 		{&in.sizes.blockers, "inspect_blockers_sizes.sql"},
 	} {
-		s, err := load(f.name)
+		q, err := c.Statements.Query(f.name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", c.Op, err)
 		}
-		*f.dst = s
+		*f.dst = q
 	}
 	return in, nil
 }
@@ -89,17 +76,15 @@ func (in *Inspector) List(ctx context.Context, db *sql.DB, f dialects.ListFilter
 // listRows runs a list statement (list, or listAgg for an aggregate):
 // sizes, the *_sizes.sql statements, whose rows carry the payload's size
 // instead of the payload.
-func (in *Inspector) listRows(ctx context.Context, db *sql.DB, f dialects.ListFilter, list, listAgg string, sizes bool) ([]dialects.Row, error) {
+func (in *Inspector) listRows(ctx context.Context, db *sql.DB, f dialects.ListFilter, list, listAgg *Query, sizes bool) ([]dialects.Row, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
-	var rows *sql.Rows
-	var err error
+	args := []sql.NamedArg{sql.Named("state", int(f.State)), sql.Named("after", f.AfterSeq), sql.Named("limit", f.Limit)}
 	if f.AggregateType != "" {
-		rows, err = db.QueryContext(ctx, listAgg, f.AggregateType, f.AggregateID, int(f.State), f.AfterSeq, f.Limit)
-	} else {
-		rows, err = db.QueryContext(ctx, list, int(f.State), f.AfterSeq, f.Limit)
+		list, args = listAgg, append(args, sql.Named("aggregate_type", f.AggregateType), sql.Named("aggregate_id", f.AggregateID))
 	}
+	rows, err := QueryRows(ctx, db, list, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: list: %w", in.op, err)
 	}
@@ -126,7 +111,7 @@ func (in *Inspector) Get(ctx context.Context, db *sql.DB, id string) (dialects.R
 	}
 	// Rows, not QueryRow: a row that does not scan is scanned again
 	// column by column (scanTolerant), which sql.Row does not allow.
-	rows, err := db.QueryContext(ctx, in.get, id)
+	rows, err := QueryRows(ctx, db, in.get, sql.Named("id", id))
 	if err != nil {
 		return dialects.Row{}, fmt.Errorf("%s: get %q: %w", in.op, id, err)
 	}
@@ -155,16 +140,11 @@ func (in *Inspector) Blockers(ctx context.Context, db *sql.DB, now time.Time, li
 
 // blockerRows runs a blockers statement (sizes: inspect_blockers_sizes.sql,
 // whose heads carry the payload's size instead of the payload).
-func (in *Inspector) blockerRows(ctx context.Context, db *sql.DB, now time.Time, limit int, query string, sizes bool) ([]dialects.Blocker, error) {
+func (in *Inspector) blockerRows(ctx context.Context, db *sql.DB, now time.Time, limit int, q *Query, sizes bool) ([]dialects.Blocker, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
-	args := make([]any, 0, in.nowArgs+1)
-	for range in.nowArgs {
-		args = append(args, in.timeArg(UTC(now)))
-	}
-	args = append(args, limit)
-	rows, err := db.QueryContext(ctx, query, args...)
+	rows, err := QueryRows(ctx, db, q, sql.Named("now", in.timeArg(UTC(now))), sql.Named("limit", limit))
 	if err != nil {
 		return nil, fmt.Errorf("%s: blockers: %w", in.op, err)
 	}
@@ -200,7 +180,7 @@ func (in *Inspector) Ownership(ctx context.Context, db *sql.DB, now time.Time) (
 	if err != nil {
 		return o, fmt.Errorf("%s: ownership: %w", in.op, err)
 	}
-	rows, err := db.QueryContext(ctx, in.ownership, args...)
+	rows, err := QueryRows(ctx, db, in.ownership, args...)
 	if err != nil {
 		return o, fmt.Errorf("%s: ownership: %w", in.op, err)
 	}
@@ -242,7 +222,8 @@ func (in *Inspector) PastRetention(ctx context.Context, db *sql.DB, now time.Tim
 		return 0, nil
 	}
 	var n int64
-	err := db.QueryRowContext(ctx, in.pastRetention, in.timeArg(UTC(now.Add(-retention))), dialects.PastRetentionCap+1).Scan(&n)
+	err := QueryRow(ctx, db, in.pastRetention, sql.Named("before", in.timeArg(UTC(now.Add(-retention)))),
+		sql.Named("cap", dialects.PastRetentionCap+1)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("%s: rows past retention: %w", in.op, err)
 	}

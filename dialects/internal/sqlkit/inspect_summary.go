@@ -14,7 +14,7 @@ import (
 // select, with NULL for payload and payload_json and the payload's length
 // in bytes as one more, last, column.
 type summarySQL struct {
-	list, listAgg, blockers string
+	list, listAgg, blockers *Query
 }
 
 // scanRow scans the current row of a list or blockers statement (lead as

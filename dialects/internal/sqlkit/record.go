@@ -9,9 +9,11 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
-// RecordColumns is the column list every dialect's read returns, in order;
-// PostgreSQL appends payload_json (as text) after it, and every read.sql
-// ends with the read's horizon (ScanRead).
+// RecordColumns is the number of record columns every dialect's read
+// returns first, in ScanRead's order, as each dialect's
+// sql/_record_columns.sql lists them (TestRecordColumnsFragment checks
+// it); PostgreSQL's fragment appends payload_json (as text), and every
+// read ends with the read's horizon (ScanRead).
 //
 //	seq, id, aggregate_type, aggregate_id, event_type, payload, content_type,
 //	headers, idempotency_key, critical, created_at, attempts, part
@@ -121,6 +123,13 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 	slices.SortFunc(recs, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	return recs, nil
 }
+
+// ReadAheadWindow bounds a read ahead's look, in batches: the MySQL and
+// SQLite read_ahead.sql look at the first ReadAheadWindow × limit
+// candidates past the batch in flight (bound as @window), so that a look
+// that leaves out most candidates stops early instead of walking the
+// backlog.
+const ReadAheadWindow = 4
 
 // CriticalWindow returns the candidates a critical read looks at: the
 // request's window, or dialects.CriticalWindow when unset.

@@ -37,7 +37,10 @@ func TestValidateTable(t *testing.T) {
 }
 
 func TestInsertBuilder(t *testing.T) {
-	b := NewInsertBuilder("INSERT INTO t (a, b) VALUES", "(?, ?::json)", func(i int) string { return "$" + string(rune('1'+i)) })
+	b, err := NewInsertBuilder("INSERT INTO t (a, b) VALUES", "(@a, @b::json)", Dollar)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if b.Columns() != 2 {
 		t.Fatalf("Columns = %d", b.Columns())
 	}
@@ -50,7 +53,10 @@ func TestInsertBuilder(t *testing.T) {
 	}
 	// A tail's parameters are numbered after the rows'; the plain builder
 	// keeps its own cache.
-	tb := b.WithTail(") SELECT ?::text, ?")
+	tb, err := b.WithTail(") SELECT @c::text, @d")
+	if err != nil {
+		t.Fatal(err)
+	}
 	wantTail := "INSERT INTO t (a, b) VALUES ($1, $2::json),\n($3, $4::json)\n) SELECT $5::text, $6"
 	if got := tb.SQL(2); got != wantTail {
 		t.Fatalf("WithTail SQL(2) = %q, want %q", got, wantTail)

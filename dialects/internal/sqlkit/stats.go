@@ -9,20 +9,20 @@ import (
 )
 
 // ReadStats runs a dialect's stats.sql (one statement, its only argument
-// the cap of the exact published count, dialects.StatsExactPublished + 1)
+// @cap: the cap of the exact published count, dialects.StatsExactPublished + 1)
 // and fills dialects.Stats. The statement returns, in order: pending
 // count, oldest pending created_at, dead count, published count up to the
 // cap, seq and published_at of the oldest published row, the highest seq,
 // the aggregates blocked behind a dead row and behind a retry, and the
 // pending and dead rows whose partition is outside [0, P). prefix
 // starts the error: the calling dialect's package name ("postgres").
-func ReadStats(ctx context.Context, db *sql.DB, query, prefix string) (dialects.Stats, error) {
+func ReadStats(ctx context.Context, db *sql.DB, q *Query, prefix string) (dialects.Stats, error) {
 	var (
 		s                    dialects.Stats
 		oldest, oldestPubAt  lenientTime
 		oldestPubSeq, maxSeq sql.NullInt64
 	)
-	err := db.QueryRowContext(ctx, query, dialects.StatsExactPublished+1).Scan(
+	err := QueryRow(ctx, db, q, sql.Named("cap", dialects.StatsExactPublished+1)).Scan(
 		&s.Pending, &oldest, &s.Dead, &s.Published, &oldestPubSeq, &oldestPubAt, &maxSeq, &s.BlockedDead, &s.BlockedRetry, &s.BadPartition)
 	if err != nil {
 		return dialects.Stats{}, fmt.Errorf("%s: stats: %w", prefix, err)

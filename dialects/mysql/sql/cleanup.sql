@@ -1,2 +1,2 @@
--- Args: published before, limit.
-DELETE FROM {{table}} WHERE state = 1 AND published_at < ? ORDER BY published_at LIMIT ?
+-- Deletes up to @limit rows published before @before, the oldest first.
+DELETE FROM {{table}} WHERE state = 1 AND published_at < @before ORDER BY published_at LIMIT @limit

@@ -1,3 +1,2 @@
--- Migration 002: sets one partition on rows. {{seqs}} expands to one ?
--- per seq. Args: partition, seqs...
-UPDATE {{table}} SET part = ? WHERE seq IN ({{seqs}})
+-- Migration 002: sets partition @part on the rows of @seqs.
+UPDATE {{table}} SET part = @part WHERE seq IN (@seqs...)

@@ -1,4 +1,4 @@
 -- The hand-over on MySQL 8 (no INSERT ... RETURNING): after the INSERT, in
--- the same transaction, the (seq, id, free) rows of the inserted events.
--- {{ids}} expands to one ? per event id. Args: ids...
-SELECT seq, id, TRUE FROM {{table}} WHERE id IN ({{ids}})
+-- the same transaction, the (seq, id, free) rows of the inserted events
+-- @ids.
+SELECT seq, id, TRUE FROM {{table}} WHERE id IN (@ids...)

@@ -1,33 +1,15 @@
--- inspect_blockers.sql without the payload: the same columns with NULL for payload
--- and payload_json, then the table's partition count and the payload's length in bytes (ListSummaries,
--- BlockerSummaries: pages that show no payload never fetch it).
--- Args: now, limit.
+-- inspect_blockers.sql without the payload: the same columns with NULL for
+-- payload and payload_json, then the payload's length in bytes
+-- (ListSummaries, BlockerSummaries: pages that show no payload never fetch
+-- it).
 SELECT b.aggregate_type, b.aggregate_id,
        (SELECT COUNT(*) FROM {{table}} e WHERE e.aggregate_type = b.aggregate_type
            AND e.aggregate_id = b.aggregate_id AND e.state = 0 AND e.part = b.part),
        (SELECT COUNT(*) FROM {{table}} e WHERE e.aggregate_type = b.aggregate_type
            AND e.aggregate_id = b.aggregate_id AND e.state = 2),
-       o.seq,
-       o.id,
-       o.aggregate_type,
-       o.aggregate_id,
-       o.event_type,
-       NULL,
-       o.content_type,
-       o.headers,
-       o.idempotency_key,
-       o.critical,
-       o.created_at,
-       o.attempts,
-       NULL,
-       o.state,
-       o.next_attempt_at,
-       o.part,
-       o.last_error,
-       o.published_at,
-       (SELECT m.partitions FROM {{table}}_meta m),
+       {{inspect_columns_without_payload}},
        COALESCE(LENGTH(o.payload), 0)
 FROM {{table}}_blocked b JOIN {{table}} o ON o.seq = b.seq
-WHERE b.dead OR b.`until` > ?
+WHERE b.dead OR b.`until` > @now
 ORDER BY b.seq
-LIMIT ?
+LIMIT @limit

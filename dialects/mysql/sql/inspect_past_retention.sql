@@ -1,9 +1,8 @@
--- PastRetention: published rows published before the first argument
--- (now - retention), counted up to the second (dialects.PastRetentionCap
--- + 1) entries of the cleanup index (state, published_at), so the cost is
--- bounded by the cap, not by the rows kept. The ORDER BY makes the plan
--- walk that index from its oldest entry. dialects/mysql's TestStatsCost
--- checks the plan and the rows read.
+-- PastRetention: published rows published before @before (now - retention),
+-- counted up to @cap (dialects.PastRetentionCap + 1) entries of the cleanup
+-- index (state, published_at), so the cost is bounded by the cap, not by the
+-- rows kept. The ORDER BY makes the plan walk that index from its oldest
+-- entry. dialects/mysql's TestStatsCost checks the plan and the rows read.
 SELECT COUNT(*) FROM (
-    SELECT 1 FROM {{table}} WHERE state = 1 AND published_at < ? ORDER BY published_at LIMIT ?
+    SELECT 1 FROM {{table}} WHERE state = 1 AND published_at < @before ORDER BY published_at LIMIT @cap
 ) k

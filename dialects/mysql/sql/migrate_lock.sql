@@ -1,4 +1,4 @@
 -- Serialises concurrent Migrate calls, on Migrate's connection (MySQL DDL
--- is not transactional). Not part of Schema(). Args: lock name, timeout
--- in seconds. Returns 1 when taken.
-SELECT GET_LOCK(?, ?)
+-- is not transactional): takes lock @name, waiting up to @timeout
+-- seconds. Not part of Schema(). Returns 1 when taken.
+SELECT GET_LOCK(@name, @timeout)

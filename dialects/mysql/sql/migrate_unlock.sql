@@ -1,2 +1,2 @@
--- Frees Migrate's lock. Args: lock name.
-SELECT RELEASE_LOCK(?)
+-- Frees Migrate's lock @name.
+SELECT RELEASE_LOCK(@name)

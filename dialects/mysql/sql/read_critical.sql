@@ -1,25 +1,21 @@
 -- The relay's critical read (dialects.Dialect.ReadCritical): of the first
--- `window` pending, due, time-critical rows of the partitions in seq order
--- (a range of critical_idx, migration critical_index), those whose
+-- @window pending, time-critical rows due at @now of the partitions @parts in
+-- seq order (a range of critical_idx, migration critical_index), those whose
 -- aggregate has no earlier pending row (aggregate_idx) and no block on an
--- earlier row, in seq order, up to the limit. The window bounds the work
--- when many time-critical rows wait behind earlier rows of their
--- aggregates: each candidate costs two index probes, and the rows past the
--- window are left to the relay's read. No index hint: a hint naming
--- critical_idx fails on a table Migrate has not brought that far, where
--- the read walks claim_idx. The last column (0) stands for the horizon a
--- read returns.
--- {{parts}} expands to one ? per partition.
--- Args: partitions..., now, window, now, limit.
-SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+-- earlier row, in seq order, up to @limit. The window bounds the work when
+-- many time-critical rows wait behind earlier rows of their aggregates: each
+-- candidate costs two index probes, and the rows past the window are left to
+-- the relay's read. No index hint: a hint naming critical_idx fails on a
+-- table Migrate has not brought that far, where the read walks claim_idx. The
+-- last column (0) stands for the horizon a read returns.
+SELECT {{record_columns}}, 0 AS horizon
 FROM (
     SELECT w.* FROM {{table}} w
     WHERE w.critical = TRUE AND w.state = 0
-      AND w.part IN ({{parts}})
-      AND w.next_attempt_at <= ?
+      AND w.part IN (@parts...)
+      AND w.next_attempt_at <= @now
     ORDER BY w.seq
-    LIMIT ?
+    LIMIT @window
 ) o
 WHERE NOT EXISTS (
       SELECT 1 FROM {{table}} e
@@ -29,7 +25,7 @@ WHERE NOT EXISTS (
   AND NOT EXISTS (
       SELECT 1 FROM {{table}}_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
-        AND b.seq < o.seq AND (b.dead OR b.`until` > ?)
+        AND b.seq < o.seq AND (b.dead OR b.`until` > @now)
   )
 ORDER BY o.seq
-LIMIT ?
+LIMIT @limit

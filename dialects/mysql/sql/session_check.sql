@@ -1,5 +1,5 @@
 -- On the session's connection (an answer proves it alive): the partitions
--- the token owns whose lock this connection holds. Args: token, partition
--- prefix.
+-- @token owns whose lock (named @part_prefix + partition) this connection
+-- holds.
 SELECT part FROM {{table}}_partitions
-WHERE owner = ? AND IS_USED_LOCK(CONCAT(?, part)) = CONNECTION_ID()
+WHERE owner = @token AND IS_USED_LOCK(CONCAT(@part_prefix, part)) = CONNECTION_ID()

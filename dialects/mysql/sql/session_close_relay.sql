@@ -1,2 +1,2 @@
--- Ends a session, step 2: deletes its relay row. Args: token.
-DELETE FROM {{table}}_relays WHERE token = ?
+-- Ends session @token, step 2: deletes its relay row.
+DELETE FROM {{table}}_relays WHERE token = @token

@@ -1,5 +1,4 @@
--- Forgets relay sessions that are gone (their member lock, named member
--- prefix + id, is free). Args: member prefix, a time before which the
--- rows were registered.
+-- Forgets relay sessions registered before @before that are gone (their
+-- member lock, named @member_prefix + id, is free).
 DELETE FROM {{table}}_relays
-WHERE IS_USED_LOCK(CONCAT(?, id)) IS NULL AND started_at < ?
+WHERE IS_USED_LOCK(CONCAT(@member_prefix, id)) IS NULL AND started_at < @before

@@ -3,5 +3,5 @@
 -- session_wait.sql), so that the new session interrupts them (KILL QUERY)
 -- and they read the relays again and watch the right one; without it a
 -- relay that joined is watched by nobody until the others' next
--- rebalance. Arg: LIKE pattern of the marker.
-SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE ? AND ID <> CONNECTION_ID()
+-- rebalance. @pattern: the LIKE pattern of the marker.
+SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE @pattern AND ID <> CONNECTION_ID()

@@ -1,3 +1,3 @@
--- Takes a session's member lock, at once or not at all. Args: lock name.
+-- Takes a session's member lock @name, at once or not at all.
 -- Returns 1 when taken.
-SELECT GET_LOCK(?, 0)
+SELECT GET_LOCK(@name, 0)

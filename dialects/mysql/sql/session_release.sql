@@ -1,4 +1,3 @@
--- Gives up partitions owned by the token: clears the owner, before
--- session_unlock.sql frees their locks. {{parts}} expands to one ? per
--- partition. Args: token, partitions...
-UPDATE {{table}}_partitions SET owner = NULL WHERE owner = ? AND part IN ({{parts}})
+-- Gives up the partitions @parts that @token owns: clears the owner,
+-- before session_unlock.sql frees their locks.
+UPDATE {{table}}_partitions SET owner = NULL WHERE owner = @token AND part IN (@parts...)

@@ -1,6 +1,5 @@
--- Frees the locks of partitions this connection holds. {{parts}} expands
--- to one ? per partition. Args: partition prefix, partitions...,
--- partition prefix.
-SELECT part, RELEASE_LOCK(CONCAT(?, part))
+-- Frees the locks (named @part_prefix + partition) of the partitions
+-- @parts this connection holds.
+SELECT part, RELEASE_LOCK(CONCAT(@part_prefix, part))
 FROM {{table}}_partitions
-WHERE part IN ({{parts}}) AND IS_USED_LOCK(CONCAT(?, part)) = CONNECTION_ID()
+WHERE part IN (@parts...) AND IS_USED_LOCK(CONCAT(@part_prefix, part)) = CONNECTION_ID()

@@ -1,8 +1,8 @@
--- Live relay sessions (member lock, named member prefix + id, held) and
+-- Live relay sessions (member lock, named @member_prefix + id, held) and
 -- every partition's owner. Rows: kind 'r' (id, token) or 'p' (partition,
--- owner, epoch, whether the owner is a live session). Args: member prefix.
+-- owner, epoch, whether the owner is a live session).
 WITH live AS (
-    SELECT r.id, r.token FROM {{table}}_relays r WHERE IS_USED_LOCK(CONCAT(?, r.id)) IS NOT NULL
+    SELECT r.id, r.token FROM {{table}}_relays r WHERE IS_USED_LOCK(CONCAT(@member_prefix, r.id)) IS NOT NULL
 )
 SELECT 'r', live.id, live.token, 0, TRUE FROM live
 UNION ALL

@@ -1,2 +1,2 @@
--- Frees the member lock session_wait.sql took. Args: lock name.
-SELECT RELEASE_LOCK(?)
+-- Frees the member lock @name session_wait.sql took.
+SELECT RELEASE_LOCK(@name)

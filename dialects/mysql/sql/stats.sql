@@ -4,7 +4,7 @@
 --   pending count and oldest created_at: the pending rows, through the
 --     claim index (state, seq);
 --   dead count: the claim index's state = 2 range;
---   published count: at most ? entries of the cleanup index (state,
+--   published count: at most @cap entries of the cleanup index (state,
 --     published_at); above that the dialect estimates it from the seqs of
 --     the oldest published row (first entry of the cleanup index's state =
 --     1 range) and of the newest row (the primary key's last entry);
@@ -17,7 +17,7 @@ SELECT
     (SELECT COUNT(*) FROM {{table}} WHERE state = 0),
     (SELECT MIN(created_at) FROM {{table}} WHERE state = 0),
     (SELECT COUNT(*) FROM {{table}} WHERE state = 2),
-    (SELECT COUNT(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT ?) k),
+    (SELECT COUNT(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT @cap) k),
     (SELECT seq FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT published_at FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT MAX(seq) FROM {{table}}),

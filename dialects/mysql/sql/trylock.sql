@@ -1,4 +1,4 @@
--- TryLock step 2: take the lease if free, expired or already ours.
--- Args: owner, until, name, owner, now.
-UPDATE {{table}}_locks SET owner = ?, locked_until = ?
-WHERE name = ? AND (owner IS NULL OR owner = ? OR locked_until IS NULL OR locked_until <= ?)
+-- TryLock step 2: takes lease @name for @owner until @until, if it is
+-- free, ran out by @now or is already @owner's.
+UPDATE {{table}}_locks SET owner = @owner, locked_until = @until
+WHERE name = @name AND (owner IS NULL OR owner = @owner OR locked_until IS NULL OR locked_until <= @now)

@@ -1,2 +1,2 @@
--- TryLock step 1: make sure the lock row exists. Args: name.
-INSERT INTO {{table}}_locks (name) VALUES (?) ON DUPLICATE KEY UPDATE name = name
+-- TryLock step 1: makes sure the row of lock @name exists.
+INSERT INTO {{table}}_locks (name) VALUES (@name) ON DUPLICATE KEY UPDATE name = name

@@ -1,2 +1,2 @@
--- TryLock step 3: who holds the lease now. Args: name.
-SELECT owner FROM {{table}}_locks WHERE name = ?
+-- TryLock step 3: who holds lease @name now.
+SELECT owner FROM {{table}}_locks WHERE name = @name

@@ -1,14 +1,14 @@
--- Records failed attempts on rows of partitions $1 (the token) owns, and
--- blocks their aggregates where asked. $2 is a JSON array of
+-- Records failed attempts on rows of partitions @token owns, and blocks
+-- their aggregates where asked. @failures is a JSON array of
 -- {"seq", "part", "at", "ai", "err", "next", "dead", "block"}. One
 -- statement: the row updates and the blocks are data-modifying CTEs. The
 -- fence is the row's own partition (t.part = owned.part): a failure that
 -- names another partition changes nothing and records no block.
 WITH f AS (
-    SELECT * FROM json_to_recordset($2::text::json)
+    SELECT * FROM json_to_recordset(@failures::text::json)
         AS x(seq BIGINT, part INTEGER, "at" TEXT, ai TEXT, err TEXT, next TIMESTAMPTZ, dead BOOLEAN, block BOOLEAN)
 ), owned AS (
-    SELECT f.* FROM f JOIN {{table}}_partitions p ON p.part = f.part AND p.owner = $1
+    SELECT f.* FROM f JOIN {{table}}_partitions p ON p.part = f.part AND p.owner = @token
 ), upd AS (
     UPDATE {{table}} t
     SET attempts = t.attempts + 1, last_error = owned.err, next_attempt_at = owned.next,

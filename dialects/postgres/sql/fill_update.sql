@@ -1,2 +1,3 @@
--- Migration 002: $1 partition, $2 array literal of seqs.
-UPDATE {{table}} SET part = $1 WHERE seq = ANY ($2::text::bigint[])
+-- Migration 002: sets partition @part on the rows of @seqs (an array
+-- literal).
+UPDATE {{table}} SET part = @part WHERE seq = ANY (@seqs::text::bigint[])

@@ -1,6 +1,6 @@
 -- For operators (Inspector.Ownership): the live relay sessions (member lock
--- held: namespace $1) and every partition's owner, read without a session.
--- Rows: kind 'r' (relay id, token, name, started_at, 0, TRUE) or 'p'
+-- held: namespace @member_ns) and every partition's owner, read without a
+-- session. Rows: kind 'r' (relay id, token, name, started_at, 0, TRUE) or 'p'
 -- (partition, owner, '', taken_at, epoch, whether the owner is live).
 WITH live AS (
     SELECT r.id, r.token, r.name, r.started_at FROM {{table}}_relays r
@@ -8,7 +8,7 @@ WITH live AS (
         SELECT 1 FROM pg_locks l
         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-          AND l.classid = $1::int::oid AND l.objid = (r.id % 2147483647)::int::oid
+          AND l.classid = @member_ns::int::oid AND l.objid = (r.id % {{member_key_mod}})::int::oid
     )
 )
 SELECT 'r', live.id, live.token, live.name, live.started_at, 0::bigint, TRUE FROM live

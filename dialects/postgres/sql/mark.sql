@@ -1,4 +1,5 @@
--- $1 token, $2 array literal of seqs, $3 array literal of seqs to unblock
--- (NULL for none), $4 published at (NULL: delete). The statements live in
+-- Marks published at @at (NULL: deletes) the rows of @seqs (an array
+-- literal) in partitions @token owns, and removes the retry blocks of
+-- @unblock (an array literal of seqs, NULL for none). The statements live in
 -- {{table}}_mark (migration 002): prepared once, no wait for the WAL flush.
-SELECT {{table}}_mark($1, $2, $3, $4)
+SELECT {{table}}_mark(@token, @seqs, @unblock, @at)

@@ -1,5 +1,8 @@
--- $1 partitions (int array literal), $2 after seq, $3 horizon, $4 now,
--- $5 limit. The statement lives in {{table}}_read (migration 005):
+-- A relay's read of its partitions @parts (an int array literal): pending
+-- rows due at @now past @after, up to @limit, leaving out blocked
+-- aggregates, and for a read ahead (@after > 0) the rows above @horizon
+-- that an earlier pending row of their aggregate holds back. The statement
+-- lives in {{table}}_read (migration 005):
 -- prepared once, planned to walk the pending rows in seq order; its rows
 -- end with the read's horizon.
-SELECT * FROM {{table}}_read($1, $2, $3, $4, $5)
+SELECT * FROM {{table}}_read(@parts, @after, @horizon, @now, @limit)

@@ -1,12 +1,12 @@
--- Dead rows back to pending, their blocks removed, so each is published
--- before the later rows of its aggregate. Returns the count.
--- $1 now, $2 array literal of event ids.
--- next_attempt_at goes back to the row's creation, never later than now:
+-- The dead rows of events @ids (an array literal) back to pending, their
+-- blocks removed, so each is published before the later rows of its
+-- aggregate. Returns the count.
+-- next_attempt_at goes back to the row's creation, never later than @now:
 -- a requeued row that a relay's clock saw as not yet due, with its block
 -- gone, would let the later rows of its aggregate pass it.
 WITH r AS (
-    UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = LEAST($1, created_at)
-    WHERE state = 2 AND id = ANY ($2::text::uuid[])
+    UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = LEAST(@now, created_at)
+    WHERE state = 2 AND id = ANY (@ids::text::uuid[])
     RETURNING seq
 ), d AS (
     DELETE FROM {{table}}_blocked b USING r WHERE b.seq = r.seq

@@ -1,10 +1,10 @@
--- Forgets relay sessions that are gone (their member lock is free). $1
--- member namespace, $2 a time before which the rows were registered.
+-- Forgets relay sessions registered before @before that are gone (their
+-- member lock, in namespace @member_ns, is free).
 DELETE FROM {{table}}_relays r
-WHERE r.started_at < $2
+WHERE r.started_at < @before
   AND NOT EXISTS (
       SELECT 1 FROM pg_locks l
       WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
         AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-        AND l.classid = $1::int::oid AND l.objid = (r.id % 2147483647)::int::oid
+        AND l.classid = @member_ns::int::oid AND l.objid = (r.id % {{member_key_mod}})::int::oid
   )

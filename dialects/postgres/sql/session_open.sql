@@ -1,8 +1,8 @@
--- Registers a relay session and takes its member lock (namespace $1, the
--- row's id) in the same statement, on the session's own connection: the
--- row is never visible without its lock held. $1 member namespace, $2
--- token, $3 relay name, $4 now. Returns the id.
+-- Registers relay @name's session @token at @now and takes its member lock
+-- (namespace @member_ns, the row's id) in the same statement, on the
+-- session's own connection: the row is never visible without its lock
+-- held. Returns the id.
 WITH r AS (
-    INSERT INTO {{table}}_relays (token, name, started_at) VALUES ($2, $3, $4) RETURNING id
+    INSERT INTO {{table}}_relays (token, name, started_at) VALUES (@token, @name, @now) RETURNING id
 )
-SELECT r.id, pg_advisory_lock($1::int, (r.id % 2147483647)::int) FROM r
+SELECT r.id, pg_advisory_lock(@member_ns::int, (r.id % {{member_key_mod}})::int) FROM r

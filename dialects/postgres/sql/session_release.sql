@@ -1,6 +1,6 @@
--- Gives up partitions $1 (int array literal) owned by token $3: clears the
--- owner, then frees each advisory lock (namespace $2).
+-- Gives up the partitions @parts (an int array literal) that @token owns:
+-- clears the owner, then frees each advisory lock (namespace @part_ns).
 WITH u AS (
-    UPDATE {{table}}_partitions SET owner = NULL WHERE part = ANY ($1::text::int[]) AND owner = $3 RETURNING part
+    UPDATE {{table}}_partitions SET owner = NULL WHERE part = ANY (@parts::text::int[]) AND owner = @token RETURNING part
 )
-SELECT count(*) FILTER (WHERE pg_advisory_unlock($2::int, p)) FROM unnest($1::text::int[]) AS p
+SELECT count(*) FILTER (WHERE pg_advisory_unlock(@part_ns::int, p)) FROM unnest(@parts::text::int[]) AS p

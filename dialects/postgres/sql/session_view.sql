@@ -1,4 +1,4 @@
--- Live relay sessions (member lock held: namespace $1) and every
+-- Live relay sessions (member lock held: namespace @member_ns) and every
 -- partition's owner. Rows: kind 'r' (token, id) or 'p' (partition, owner,
 -- epoch, whether the owner is live).
 WITH live AS (
@@ -7,7 +7,7 @@ WITH live AS (
         SELECT 1 FROM pg_locks l
         WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-          AND l.classid = $1::int::oid AND l.objid = (r.id % 2147483647)::int::oid
+          AND l.classid = @member_ns::int::oid AND l.objid = (r.id % {{member_key_mod}})::int::oid
     )
 )
 SELECT 'r', live.id, live.token, 0::bigint, TRUE FROM live

@@ -1,4 +1,4 @@
--- Cancels the statement of a watch connection's backend ($1, its pid) whose
+-- Cancels the statement of a watch connection's backend (@pid) whose
 -- WaitChange context ended: repeated until that statement returns, as a
 -- cancel that reaches the backend before its statement does is dropped.
-SELECT pg_cancel_backend($1)
+SELECT pg_cancel_backend(@pid)

@@ -1,7 +1,7 @@
--- As skip_ids.sql for one aggregate. $1 aggregate type, $2 aggregate id.
+-- As skip_ids.sql for the aggregate @aggregate_type, @aggregate_id.
 WITH d AS (
     DELETE FROM {{table}}_blocked b USING {{table}} o
-    WHERE b.seq = o.seq AND o.state = 2 AND o.aggregate_type = $1 AND o.aggregate_id = $2
+    WHERE b.seq = o.seq AND o.state = 2 AND o.aggregate_type = @aggregate_type AND o.aggregate_id = @aggregate_id
     RETURNING 1
 )
 SELECT count(*) FROM d

@@ -4,7 +4,7 @@
 --   pending count and oldest created_at: the pending rows, through the
 --     partial claim index (state = 0);
 --   dead count: the partial dead index (state = 2, migration 004);
---   published count: at most $1 entries of the partial cleanup index
+--   published count: at most @cap entries of the partial cleanup index
 --     (state = 1); above that the dialect estimates it from the seqs of
 --     the oldest published row (first entry of the cleanup index) and of
 --     the newest row (the primary key's last entry);
@@ -16,7 +16,7 @@
 -- the plan.
 SELECT p.n, p.oldest,
     (SELECT count(*) FROM {{table}} WHERE state = 2),
-    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT $1) k),
+    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT @cap) k),
     o.seq, o.published_at,
     (SELECT max(seq) FROM {{table}}),
     (SELECT count(*) FROM {{table}}_blocked WHERE dead),

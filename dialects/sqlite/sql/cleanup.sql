@@ -1,4 +1,4 @@
--- ?1 published before, ?2 limit.
+-- Deletes up to @limit rows published before @before, the oldest first.
 DELETE FROM {{table}} WHERE seq IN (
-    SELECT seq FROM {{table}} WHERE state = 1 AND published_at < ?1 ORDER BY published_at LIMIT ?2
+    SELECT seq FROM {{table}} WHERE state = 1 AND published_at < @before ORDER BY published_at LIMIT @limit
 )

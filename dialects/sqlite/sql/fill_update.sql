@@ -1,2 +1,2 @@
--- Migration 002: ?1 partition, ?2 JSON array of seqs.
-UPDATE {{table}} SET part = ?1 WHERE seq IN (SELECT value FROM json_each(?2))
+-- Migration 002: sets partition @part on the rows of @seqs (a JSON array).
+UPDATE {{table}} SET part = @part WHERE seq IN (SELECT value FROM json_each(@seqs))

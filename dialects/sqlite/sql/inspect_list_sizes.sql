@@ -1,29 +1,10 @@
--- inspect_list.sql without the payload: the same columns with NULL for payload
--- and payload_json, then the table's partition count and the payload's length in bytes (ListSummaries,
--- BlockerSummaries: pages that show no payload never fetch it).
--- payload is a BLOB, so length() counts bytes without reading it.
--- Args: state, after seq, limit.
-SELECT o.seq,
-       o.id,
-       o.aggregate_type,
-       o.aggregate_id,
-       o.event_type,
-       NULL,
-       o.content_type,
-       o.headers,
-       o.idempotency_key,
-       o.critical,
-       o.created_at,
-       o.attempts,
-       NULL,
-       o.state,
-       o.next_attempt_at,
-       o.part,
-       o.last_error,
-       o.published_at,
-       (SELECT m.partitions FROM {{table}}_meta m),
+-- inspect_list.sql without the payload: the same columns with NULL for
+-- payload and payload_json, then the payload's length in bytes
+-- (ListSummaries, BlockerSummaries: pages that show no payload never fetch
+-- it). payload is a BLOB, so length() counts bytes without reading it.
+SELECT {{inspect_columns_without_payload}},
        COALESCE(length(o.payload), 0)
 FROM {{table}} o
-WHERE o.state = ? AND o.seq > ?
+WHERE o.state = @state AND o.seq > @after
 ORDER BY o.seq
-LIMIT ?
+LIMIT @limit

@@ -1,4 +1,5 @@
--- A relay's read of its partitions: pending, due rows in seq order, without
+-- A relay's read of its partitions @parts (a JSON array): pending rows due
+-- at @now in seq order, after @after, up to @limit, without
 -- any row of an aggregate blocked by an earlier row (dead, or retrying and
 -- not yet due). A plain SELECT: no lock, no write; ownership of the
 -- partitions is proven by the relay's session. The unary + keeps part out
@@ -13,20 +14,18 @@
 -- snapshot as the rows; 0 when a block of the partitions exists (it may
 -- go while reads ahead run, and the rows behind it were not read).
 -- A read ahead (after seq > 0) is read_ahead.sql.
--- ?1 JSON array of partitions, ?2 after seq, ?3 now, ?4 limit.
-SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part,
-       CASE WHEN EXISTS (SELECT 1 FROM {{table}}_blocked k WHERE k.part IN (SELECT value FROM json_each(?1))) THEN 0
+SELECT {{record_columns}},
+       CASE WHEN EXISTS (SELECT 1 FROM {{table}}_blocked k WHERE k.part IN (SELECT value FROM json_each(@parts))) THEN 0
             ELSE (SELECT MAX(h.seq) FROM {{table}} h) END AS horizon
 FROM {{table}} o
 WHERE o.state = 0
-  AND +o.part IN (SELECT value FROM json_each(?1))
-  AND o.seq > ?2
-  AND o.next_attempt_at <= ?3
+  AND +o.part IN (SELECT value FROM json_each(@parts))
+  AND o.seq > @after
+  AND o.next_attempt_at <= @now
   AND NOT EXISTS (
       SELECT 1 FROM {{table}}_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
-        AND b.seq < o.seq AND (b.dead OR b.until > ?3)
+        AND b.seq < o.seq AND (b.dead OR b.until > @now)
   )
 ORDER BY o.seq
-LIMIT ?4
+LIMIT @limit

@@ -1,2 +1,2 @@
--- Ends a session, second step: deletes its relay row. ?1 token.
-DELETE FROM {{table}}_relays WHERE token = ?1
+-- Ends a session, second step: deletes the relay row of @token.
+DELETE FROM {{table}}_relays WHERE token = @token

@@ -1,3 +1,3 @@
--- Registers a relay session with a lease. ?1 token, ?2 relay name, ?3 now,
--- ?4 lease end.
-INSERT INTO {{table}}_relays (token, name, started_at, expires_at) VALUES (?1, ?2, ?3, ?4)
+-- Registers relay @name's session @token at @now, with a lease until
+-- @until.
+INSERT INTO {{table}}_relays (token, name, started_at, expires_at) VALUES (@token, @name, @now, @until)

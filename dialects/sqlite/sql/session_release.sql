@@ -1,3 +1,3 @@
--- Gives up partitions ?1 (JSON array) owned by token ?2.
+-- Gives up the partitions @parts (a JSON array) that @token owns.
 UPDATE {{table}}_partitions SET owner = NULL, expires_at = NULL
-WHERE part IN (SELECT value FROM json_each(?1)) AND owner = ?2
+WHERE part IN (SELECT value FROM json_each(@parts)) AND owner = @token

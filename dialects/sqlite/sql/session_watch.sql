@@ -1,6 +1,6 @@
--- The live relay sessions at ?1, counted as session_view.sql counts them:
+-- The live relay sessions at @now, counted as session_view.sql counts them:
 -- WaitChange reads them after another connection wrote, to see a relay
 -- join or leave.
 SELECT token FROM {{table}}_relays r
-WHERE r.expires_at > ?1
-   OR EXISTS (SELECT 1 FROM {{table}}_partitions p WHERE p.owner = r.token AND p.expires_at > ?1)
+WHERE r.expires_at > @now
+   OR EXISTS (SELECT 1 FROM {{table}}_partitions p WHERE p.owner = r.token AND p.expires_at > @now)

@@ -4,7 +4,7 @@
 --   pending count and oldest created_at: the pending rows, through the
 --     partial claim index (state = 0);
 --   dead count: the partial dead index (state = 2, migration 004);
---   published count: at most ?1 entries of the partial cleanup index
+--   published count: at most @cap entries of the partial cleanup index
 --     (state = 1); above that the dialect estimates it from the seqs of
 --     the oldest published row (first entry of the cleanup index) and of
 --     the newest row (the rowid's last entry);
@@ -17,7 +17,7 @@ SELECT
     (SELECT count(*) FROM {{table}} WHERE state = 0),
     (SELECT min(created_at) FROM {{table}} WHERE state = 0),
     (SELECT count(*) FROM {{table}} WHERE state = 2),
-    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT ?1)),
+    (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT @cap)),
     (SELECT seq FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT published_at FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),
     (SELECT max(seq) FROM {{table}}),

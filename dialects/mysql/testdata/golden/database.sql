@@ -1,0 +1,4 @@
+-- table: outbox
+SELECT COALESCE(DATABASE(), '')
+-- table: app.jit_outbox
+SELECT COALESCE(DATABASE(), '')

@@ -1,0 +1,48 @@
+-- table: outbox
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+FROM (
+    SELECT w.* FROM outbox w USE INDEX (outbox_claim_idx, outbox_part_idx)
+    WHERE w.state = 0
+      AND w.part IN (?, ?)
+      AND w.seq > ?
+      AND w.next_attempt_at <= ?
+    ORDER BY w.seq
+    LIMIT ?
+) o
+WHERE NOT EXISTS (
+      SELECT 1 FROM outbox_blocked b
+      WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
+        AND b.seq < o.seq AND (b.dead OR b.`until` > ?)
+  )
+  AND (o.seq <= ? OR NOT EXISTS (
+      SELECT 1 FROM outbox e
+      WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
+        AND e.state = 0 AND e.seq <= ?
+  ))
+ORDER BY o.seq
+LIMIT ?
+-- table: app.jit_outbox
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+FROM (
+    SELECT w.* FROM app.jit_outbox w USE INDEX (jit_outbox_claim_idx, jit_outbox_part_idx)
+    WHERE w.state = 0
+      AND w.part IN (?, ?)
+      AND w.seq > ?
+      AND w.next_attempt_at <= ?
+    ORDER BY w.seq
+    LIMIT ?
+) o
+WHERE NOT EXISTS (
+      SELECT 1 FROM app.jit_outbox_blocked b
+      WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
+        AND b.seq < o.seq AND (b.dead OR b.`until` > ?)
+  )
+  AND (o.seq <= ? OR NOT EXISTS (
+      SELECT 1 FROM app.jit_outbox e
+      WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
+        AND e.state = 0 AND e.seq <= ?
+  ))
+ORDER BY o.seq
+LIMIT ?

@@ -1,0 +1,4 @@
+-- table: outbox
+UPDATE outbox_partitions SET owner = NULL WHERE owner = ? AND part IN (?, ?)
+-- table: app.jit_outbox
+UPDATE app.jit_outbox_partitions SET owner = NULL WHERE owner = ? AND part IN (?, ?)

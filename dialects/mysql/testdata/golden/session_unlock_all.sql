@@ -1,0 +1,4 @@
+-- table: outbox
+SELECT RELEASE_ALL_LOCKS()
+-- table: app.jit_outbox
+SELECT RELEASE_ALL_LOCKS()

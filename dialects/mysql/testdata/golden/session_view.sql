@@ -1,0 +1,16 @@
+-- table: outbox
+WITH live AS (
+    SELECT r.id, r.token FROM outbox_relays r WHERE IS_USED_LOCK(CONCAT(?, r.id)) IS NOT NULL
+)
+SELECT 'r', live.id, live.token, 0, TRUE FROM live
+UNION ALL
+SELECT 'p', p.part, COALESCE(p.owner, ''), p.epoch, EXISTS (SELECT 1 FROM live WHERE live.token = p.owner)
+FROM outbox_partitions p
+-- table: app.jit_outbox
+WITH live AS (
+    SELECT r.id, r.token FROM app.jit_outbox_relays r WHERE IS_USED_LOCK(CONCAT(?, r.id)) IS NOT NULL
+)
+SELECT 'r', live.id, live.token, 0, TRUE FROM live
+UNION ALL
+SELECT 'p', p.part, COALESCE(p.owner, ''), p.epoch, EXISTS (SELECT 1 FROM live WHERE live.token = p.owner)
+FROM app.jit_outbox_partitions p

@@ -1,0 +1,26 @@
+-- table: outbox
+SELECT
+    (SELECT COUNT(*) FROM outbox WHERE state = 0),
+    (SELECT MIN(created_at) FROM outbox WHERE state = 0),
+    (SELECT COUNT(*) FROM outbox WHERE state = 2),
+    (SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE state = 1 ORDER BY published_at LIMIT ?) k),
+    (SELECT seq FROM outbox WHERE state = 1 ORDER BY published_at LIMIT 1),
+    (SELECT published_at FROM outbox WHERE state = 1 ORDER BY published_at LIMIT 1),
+    (SELECT MAX(seq) FROM outbox),
+    (SELECT COUNT(*) FROM outbox_blocked WHERE dead),
+    (SELECT COUNT(*) FROM outbox_blocked WHERE NOT dead),
+    (SELECT COUNT(*) FROM outbox WHERE state IN (0, 2)
+         AND (part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m)))
+-- table: app.jit_outbox
+SELECT
+    (SELECT COUNT(*) FROM app.jit_outbox WHERE state = 0),
+    (SELECT MIN(created_at) FROM app.jit_outbox WHERE state = 0),
+    (SELECT COUNT(*) FROM app.jit_outbox WHERE state = 2),
+    (SELECT COUNT(*) FROM (SELECT 1 FROM app.jit_outbox WHERE state = 1 ORDER BY published_at LIMIT ?) k),
+    (SELECT seq FROM app.jit_outbox WHERE state = 1 ORDER BY published_at LIMIT 1),
+    (SELECT published_at FROM app.jit_outbox WHERE state = 1 ORDER BY published_at LIMIT 1),
+    (SELECT MAX(seq) FROM app.jit_outbox),
+    (SELECT COUNT(*) FROM app.jit_outbox_blocked WHERE dead),
+    (SELECT COUNT(*) FROM app.jit_outbox_blocked WHERE NOT dead),
+    (SELECT COUNT(*) FROM app.jit_outbox WHERE state IN (0, 2)
+         AND (part < 0 OR part >= (SELECT m.partitions FROM app.jit_outbox_meta m)))

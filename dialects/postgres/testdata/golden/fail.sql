@@ -1,0 +1,54 @@
+-- table: outbox
+WITH f AS (
+    SELECT * FROM json_to_recordset($1::text::json)
+        AS x(seq BIGINT, part INTEGER, "at" TEXT, ai TEXT, err TEXT, next TIMESTAMPTZ, dead BOOLEAN, block BOOLEAN)
+), owned AS (
+    SELECT f.* FROM f JOIN outbox_partitions p ON p.part = f.part AND p.owner = $2
+), upd AS (
+    UPDATE outbox t
+    SET attempts = t.attempts + 1, last_error = owned.err, next_attempt_at = owned.next,
+        state = CASE WHEN owned.dead THEN 2 ELSE 0 END
+    FROM owned
+    WHERE t.seq = owned.seq AND t.part = owned.part AND t.state = 0
+    RETURNING t.seq
+), released AS (
+    DELETE FROM outbox_blocked b
+    USING owned JOIN upd ON upd.seq = owned.seq
+    WHERE owned.dead AND NOT owned.block
+      AND b.part = owned.part AND b.aggregate_type = owned."at" AND b.aggregate_id = owned.ai
+)
+INSERT INTO outbox_blocked AS b (part, aggregate_type, aggregate_id, seq, dead, until)
+SELECT DISTINCT ON (owned.part, owned."at", owned.ai) owned.part, owned."at", owned.ai, owned.seq, owned.dead, owned.next
+FROM owned JOIN upd ON upd.seq = owned.seq
+WHERE owned.block
+ORDER BY owned.part, owned."at", owned.ai, owned.seq
+ON CONFLICT (part, aggregate_type, aggregate_id) DO UPDATE
+SET seq = EXCLUDED.seq, dead = EXCLUDED.dead, until = EXCLUDED.until
+WHERE b.seq >= EXCLUDED.seq
+-- table: app.jit_outbox
+WITH f AS (
+    SELECT * FROM json_to_recordset($1::text::json)
+        AS x(seq BIGINT, part INTEGER, "at" TEXT, ai TEXT, err TEXT, next TIMESTAMPTZ, dead BOOLEAN, block BOOLEAN)
+), owned AS (
+    SELECT f.* FROM f JOIN app.jit_outbox_partitions p ON p.part = f.part AND p.owner = $2
+), upd AS (
+    UPDATE app.jit_outbox t
+    SET attempts = t.attempts + 1, last_error = owned.err, next_attempt_at = owned.next,
+        state = CASE WHEN owned.dead THEN 2 ELSE 0 END
+    FROM owned
+    WHERE t.seq = owned.seq AND t.part = owned.part AND t.state = 0
+    RETURNING t.seq
+), released AS (
+    DELETE FROM app.jit_outbox_blocked b
+    USING owned JOIN upd ON upd.seq = owned.seq
+    WHERE owned.dead AND NOT owned.block
+      AND b.part = owned.part AND b.aggregate_type = owned."at" AND b.aggregate_id = owned.ai
+)
+INSERT INTO app.jit_outbox_blocked AS b (part, aggregate_type, aggregate_id, seq, dead, until)
+SELECT DISTINCT ON (owned.part, owned."at", owned.ai) owned.part, owned."at", owned.ai, owned.seq, owned.dead, owned.next
+FROM owned JOIN upd ON upd.seq = owned.seq
+WHERE owned.block
+ORDER BY owned.part, owned."at", owned.ai, owned.seq
+ON CONFLICT (part, aggregate_type, aggregate_id) DO UPDATE
+SET seq = EXCLUDED.seq, dead = EXCLUDED.dead, until = EXCLUDED.until
+WHERE b.seq >= EXCLUDED.seq

@@ -1,0 +1,58 @@
+-- table: outbox
+SELECT b.aggregate_type, b.aggregate_id,
+       (SELECT count(*) FROM outbox e WHERE e.state = 0 AND e.part = b.part
+           AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),
+       (SELECT count(*) FROM outbox e WHERE e.state = 2
+           AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),
+       o.seq,
+       o.id::text,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       o.payload,
+       o.content_type,
+       o.headers::text,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       o.payload_json::text,
+       o.state,
+       o.next_attempt_at,
+       o.part,
+       o.last_error,
+       o.published_at,
+       (SELECT m.partitions FROM outbox_meta m)
+FROM outbox_blocked b JOIN outbox o ON o.seq = b.seq
+WHERE b.dead OR b.until > $1
+ORDER BY b.seq
+LIMIT $2
+-- table: app.jit_outbox
+SELECT b.aggregate_type, b.aggregate_id,
+       (SELECT count(*) FROM app.jit_outbox e WHERE e.state = 0 AND e.part = b.part
+           AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),
+       (SELECT count(*) FROM app.jit_outbox e WHERE e.state = 2
+           AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),
+       o.seq,
+       o.id::text,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       o.payload,
+       o.content_type,
+       o.headers::text,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       o.payload_json::text,
+       o.state,
+       o.next_attempt_at,
+       o.part,
+       o.last_error,
+       o.published_at,
+       (SELECT m.partitions FROM app.jit_outbox_meta m)
+FROM app.jit_outbox_blocked b JOIN app.jit_outbox o ON o.seq = b.seq
+WHERE b.dead OR b.until > $1
+ORDER BY b.seq
+LIMIT $2

@@ -1,0 +1,50 @@
+-- table: outbox
+SELECT o.seq,
+       o.id::text,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       NULL,
+       o.content_type,
+       o.headers::text,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       NULL,
+       o.state,
+       o.next_attempt_at,
+       o.part,
+       o.last_error,
+       o.published_at,
+       (SELECT m.partitions FROM outbox_meta m),
+       COALESCE(octet_length(o.payload), octet_length(o.payload_json::text), 0)
+FROM outbox o
+WHERE o.aggregate_type = $1 AND o.aggregate_id = $2 AND o.state = $3 AND o.seq > $4
+ORDER BY o.seq
+LIMIT $5
+-- table: app.jit_outbox
+SELECT o.seq,
+       o.id::text,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       NULL,
+       o.content_type,
+       o.headers::text,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       NULL,
+       o.state,
+       o.next_attempt_at,
+       o.part,
+       o.last_error,
+       o.published_at,
+       (SELECT m.partitions FROM app.jit_outbox_meta m),
+       COALESCE(octet_length(o.payload), octet_length(o.payload_json::text), 0)
+FROM app.jit_outbox o
+WHERE o.aggregate_type = $1 AND o.aggregate_id = $2 AND o.state = $3 AND o.seq > $4
+ORDER BY o.seq
+LIMIT $5

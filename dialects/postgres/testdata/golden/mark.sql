@@ -1,0 +1,4 @@
+-- table: outbox
+SELECT outbox_mark($1, $2, $3, $4)
+-- table: app.jit_outbox
+SELECT app.jit_outbox_mark($1, $2, $3, $4)

@@ -1,0 +1,4 @@
+-- table: outbox
+SELECT pg_cancel_backend($1)
+-- table: app.jit_outbox
+SELECT pg_cancel_backend($1)

@@ -1,0 +1,4 @@
+-- table: outbox
+SELECT pg_backend_pid()
+-- table: app.jit_outbox
+SELECT pg_backend_pid()

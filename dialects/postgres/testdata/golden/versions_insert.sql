@@ -1,0 +1,4 @@
+-- table: outbox
+INSERT INTO outbox_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING
+-- table: app.jit_outbox
+INSERT INTO app.jit_outbox_migrations (version, name, applied_at) VALUES ($1, $2, $3) ON CONFLICT (version) DO NOTHING

@@ -1,0 +1,58 @@
+-- table: outbox
+SELECT b.aggregate_type, b.aggregate_id,
+       (SELECT count(*) FROM outbox e WHERE e.state = 0 AND e.part = b.part
+           AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),
+       (SELECT count(*) FROM outbox e WHERE e.state = 2
+           AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),
+       o.seq,
+       o.id,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       o.payload,
+       o.content_type,
+       o.headers,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       NULL,
+       o.state,
+       o.next_attempt_at,
+       o.part,
+       o.last_error,
+       o.published_at,
+       (SELECT m.partitions FROM outbox_meta m)
+FROM outbox_blocked b JOIN outbox o ON o.seq = b.seq
+WHERE b.dead OR b.until > ?1
+ORDER BY b.seq
+LIMIT ?2
+-- table: jit_outbox
+SELECT b.aggregate_type, b.aggregate_id,
+       (SELECT count(*) FROM jit_outbox e WHERE e.state = 0 AND e.part = b.part
+           AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),
+       (SELECT count(*) FROM jit_outbox e WHERE e.state = 2
+           AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),
+       o.seq,
+       o.id,
+       o.aggregate_type,
+       o.aggregate_id,
+       o.event_type,
+       o.payload,
+       o.content_type,
+       o.headers,
+       o.idempotency_key,
+       o.critical,
+       o.created_at,
+       o.attempts,
+       NULL,
+       o.state,
+       o.next_attempt_at,
+       o.part,
+       o.last_error,
+       o.published_at,
+       (SELECT m.partitions FROM jit_outbox_meta m)
+FROM jit_outbox_blocked b JOIN jit_outbox o ON o.seq = b.seq
+WHERE b.dead OR b.until > ?1
+ORDER BY b.seq
+LIMIT ?2

@@ -1,0 +1,48 @@
+-- table: outbox
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+FROM (
+    SELECT w.* FROM outbox w
+    WHERE w.state = 0
+      AND +w.part IN (SELECT value FROM json_each(?1))
+      AND w.seq > ?2
+      AND w.next_attempt_at <= ?3
+    ORDER BY w.seq
+    LIMIT ?4
+) o
+WHERE NOT EXISTS (
+      SELECT 1 FROM outbox_blocked b
+      WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
+        AND b.seq < o.seq AND (b.dead OR b.until > ?3)
+  )
+  AND (o.seq <= ?5 OR NOT EXISTS (
+      SELECT 1 FROM outbox e
+      WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
+        AND e.state = 0 AND e.seq <= ?2
+  ))
+ORDER BY o.seq
+LIMIT ?6
+-- table: jit_outbox
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+FROM (
+    SELECT w.* FROM jit_outbox w
+    WHERE w.state = 0
+      AND +w.part IN (SELECT value FROM json_each(?1))
+      AND w.seq > ?2
+      AND w.next_attempt_at <= ?3
+    ORDER BY w.seq
+    LIMIT ?4
+) o
+WHERE NOT EXISTS (
+      SELECT 1 FROM jit_outbox_blocked b
+      WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
+        AND b.seq < o.seq AND (b.dead OR b.until > ?3)
+  )
+  AND (o.seq <= ?5 OR NOT EXISTS (
+      SELECT 1 FROM jit_outbox e
+      WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
+        AND e.state = 0 AND e.seq <= ?2
+  ))
+ORDER BY o.seq
+LIMIT ?6
