@@ -2,10 +2,12 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
 )
 
 // finishTimeout bounds the database writes that record a batch's outcome;
@@ -121,8 +123,9 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 		// to go on to the next time-critical row.
 		limit += r.cfg.BatchSize
 	}
-	ticket := rn.marks.push(&markJob{token: token, out: out, size: len(recs), hctx: hctx, start: start, failErr: failErr},
-		limit)
+	size := len(recs)
+	ticket := rn.marks.Push(&marker.Job{Token: token, Seqs: out.published, Unblock: out.unblock, Ctx: hctx,
+		Ended: func(err error) { rn.batchEnd(hctx, start, size, out, errors.Join(failErr, err)) }}, limit)
 	if !fast {
 		rn.readTicket = ticket
 	}
@@ -303,41 +306,6 @@ func errorText(err error) string {
 		s = s[:maxErrorText]
 	}
 	return s
-}
-
-// writeMark marks published rows (one statement), fenced by the session
-// token: rows of partitions the relay lost are left to their new owner. It
-// runs on a context detached from ctx's cancellation, bounded by
-// finishTimeout, so that a stopping relay still marks what the broker
-// confirmed. The rows were remembered when the broker acknowledged them;
-// a failed mark forgets them, so that they are read and published again.
-func (rn *run) writeMark(ctx context.Context, token string, published, unblock []int64) error {
-	if len(published) == 0 {
-		return nil
-	}
-	r := rn.r
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-	defer cancel()
-	n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: token, Seqs: published, Unblock: unblock,
-		At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
-	if err != nil {
-		rn.mu.Lock()
-		rn.unremember(published)
-		rn.mu.Unlock()
-		return fmt.Errorf("relay: mark published: %w", err)
-	}
-	r.c.published.Add(uint64(len(published)))
-	// Rows of partitions the session lost (the mark left them pending)
-	// stay remembered: until the owner sees the loss, the next reads would
-	// return them and publish them again and again. A new session of the
-	// run forgets them (run.apply), so that they are published if the run
-	// owns their partitions again.
-	if n != int64(len(published)) {
-		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
-			"owner", r.cfg.Owner, "published", len(published), "marked", n)
-		signal(rn.own.changeSig) // the owner checks the session now
-	}
-	return nil
 }
 
 // writeFailures publishes dead events to the dead-letter publisher and

@@ -133,7 +133,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	markStop, markDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(markDone)
-		rn.markLoop(markStop)
+		rn.marks.Run(markStop)
 	}()
 	rn.loop(ctx)
 	<-fastDone

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
 )
 
 // retryMargin is added to retry timers so that a row whose NextAttemptAt
@@ -34,7 +35,7 @@ type run struct {
 		critical chan struct{}
 	}
 	own   *owner
-	marks *markQueue
+	marks *marker.Marker
 	// fastRetries carries the retry times of the hand-over lane's failures
 	// to the read lane, which owns the retry schedule.
 	fastRetries retryBox
@@ -82,7 +83,7 @@ type run struct {
 }
 
 func newRun(r *Relay, parts int) *run {
-	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}), marks: newMarkQueue(),
+	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
 		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool),
 		critEnded: make(map[string]bool)}
 	rn.wakes.urgent = make(chan struct{}, 1)
@@ -90,6 +91,7 @@ func newRun(r *Relay, parts int) *run {
 	rn.wakes.handoff = make(chan struct{}, 1)
 	rn.wakes.critical = make(chan struct{}, 1)
 	rn.fastRetries.wake = make(chan struct{}, 1)
+	rn.marks = marker.New(rn, marker.Linger)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
 		changeSig:  make(chan struct{}, 1),
 		validUntil: &rn.validUntil, lastBatch: &rn.lastBatch}
@@ -133,7 +135,7 @@ func (rn *run) apply(u ownUpdate) bool {
 		}
 	}
 	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first
-	rn.marks.idle()     // and every mark is written under the token it was published with
+	rn.marks.Idle()     // and every mark is written under the token it was published with
 	rn.active = u.active
 	rn.mu.Lock()
 	if u.token != rn.token {
@@ -181,7 +183,7 @@ func (rn *run) loop(ctx context.Context) {
 		if rn.r.ts.cycle != nil {
 			// Tests read a finished cycle's outcome from the table: the
 			// signal waits for the cycle's marks (the relay itself does not).
-			rn.marks.waitWritten(rn.readTicket)
+			rn.marks.WaitWritten(rn.readTicket)
 		}
 		rn.r.ts.cycleDone(ctx, cycleSignal{Reason: reason, Claimed: res.claimed, Published: res.published, Outage: res.outage, DBError: res.dbErr})
 		if ctx.Err() != nil {
@@ -268,7 +270,7 @@ func (rn *run) cycle(ctx context.Context) cycleResult {
 	var res cycleResult
 	rn.applyPending()
 	rn.read(ctx, &res)
-	if err := rn.marks.takeErr(); err != nil && res.dbErr == nil && ctx.Err() == nil {
+	if err := rn.marks.TakeErr(); err != nil && res.dbErr == nil && ctx.Err() == nil {
 		res.dbErr = err // a mark failed: back off like any database error
 	}
 	rn.afterCycle(ctx, &res)
@@ -341,7 +343,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// still waiting for their marks (kept out by keep): it reads
 			// that many more, rather than wait for the marks.
 			chain = dialects.ReadRequest{Partitions: rn.active, Now: rn.r.cfg.Clock(),
-				Limit: rn.r.cfg.BatchSize + min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize)}
+				Limit: rn.r.cfg.BatchSize + min(rn.marks.Unmarked(), markAhead*rn.r.cfg.BatchSize)}
 			rr = <-rn.startRead(ctx, chain)
 			chain.Horizon = rr.Horizon
 			clear(held)
@@ -407,10 +409,10 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 				rn.mu.Lock()
 				waiting := rn.readWaiting
 				rn.mu.Unlock()
-				if waiting || rn.marks.unmarked() == 0 {
+				if waiting || rn.marks.Unmarked() == 0 {
 					return total, true
 				}
-				rn.marks.idle()
+				rn.marks.Idle()
 			}
 			continue
 		}
