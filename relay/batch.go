@@ -8,6 +8,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
+	"github.com/jitoutbox/jitoutbox/relay/internal/sequencer"
 )
 
 // finishTimeout bounds the database writes that record a batch's outcome;
@@ -33,18 +34,13 @@ type batchOutcome struct {
 	outage    bool
 }
 
-// aggKey identifies an aggregate.
-func aggKey(rec *dialects.Record) string {
-	return rec.AggregateType + "\x00" + rec.AggregateID
-}
-
 // splitWaves splits records (in Seq order) into waves: wave k holds the k-th
 // record of each aggregate, in Seq order.
 func splitWaves(recs []dialects.Record) [][]*dialects.Record {
 	seen := make(map[string]int, len(recs))
 	var waves [][]*dialects.Record
 	for i := range recs {
-		k := aggKey(&recs[i])
+		k := sequencer.Key(&recs[i])
 		w := seen[k]
 		seen[k] = w + 1
 		if w == len(waves) {
@@ -99,15 +95,15 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 
 	rn.mu.Lock()
 	token := rn.token
-	rn.remember(out.published)
 	rn.mu.Unlock()
+	rn.seq.Published(out.published)
 	failErr := rn.writeFailures(ctx, hctx, token, out)
 	if out.outage {
 		res.outage = true // the dead-letter publisher may have been unavailable
 	}
 	r.c.released.Add(uint64(out.skipped))
 	if fast {
-		rn.releaseFast(recs)
+		rn.endHandOver(recs)
 	}
 	if failErr != nil && res.dbErr == nil {
 		res.dbErr = failErr
@@ -161,7 +157,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 		msgs := make([]Message, 0, len(wave))
 		live := wave[:0:0]
 		for _, rec := range wave {
-			if held[aggKey(rec)] {
+			if held[sequencer.Key(rec)] {
 				out.skipped++
 				res.more = true // rows of other aggregates may wait behind these
 				continue
@@ -235,7 +231,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 				}
 				continue
 			}
-			held[aggKey(rec)] = true
+			held[sequencer.Key(rec)] = true
 			if stopping {
 				out.skipped++
 				continue
@@ -282,7 +278,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 func (rn *run) deadBadRow(rec *dialects.Record, out *batchOutcome, held map[string]bool, res *cycleResult) {
 	r := rn.r
 	now := r.cfg.Clock()
-	held[aggKey(rec)] = true
+	held[sequencer.Key(rec)] = true
 	f := dialects.Failure{Seq: rec.Seq, Partition: rec.Partition, AggregateType: rec.AggregateType,
 		AggregateID: rec.AggregateID, Error: errorText(rec.Bad), NextAttemptAt: now, Dead: true, Block: !r.cfg.ReleaseOnDead}
 	dm := toMessage(rec)

@@ -20,7 +20,7 @@ import (
 // once its published rows are marked), and so does the end of a run. Reads
 // do not wait: a read ahead reads past the batch in flight, and a read
 // from the start asks for as many more rows as wait for their marks, and
-// keep leaves those out.
+// the sequencer leaves those out.
 
 var _ marker.Writer = (*run)(nil)
 
@@ -50,9 +50,7 @@ func (rn *run) writeMark(ctx context.Context, token string, published, unblock [
 	n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: token, Seqs: published, Unblock: unblock,
 		At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
 	if err != nil {
-		rn.mu.Lock()
-		rn.unremember(published)
-		rn.mu.Unlock()
+		rn.seq.MarkFailed(published)
 		return fmt.Errorf("relay: mark published: %w", err)
 	}
 	r.c.published.Add(uint64(len(published)))

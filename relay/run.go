@@ -9,6 +9,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
+	"github.com/jitoutbox/jitoutbox/relay/internal/sequencer"
 )
 
 // retryMargin is added to retry timers so that a row whose NextAttemptAt
@@ -17,11 +18,6 @@ const retryMargin = 5 * time.Millisecond
 
 // dbLogEvery rate-limits the logging of a persisting database error.
 const dbLogEvery = time.Minute
-
-// recentSeqs bounds the seqs of published rows a run remembers, so that a
-// hand-over or a read that arrives after the relay already published the
-// same row (its mark queued or written) does not publish it twice.
-const recentSeqs = 1 << 14
 
 // run is the state of one Run: everything a run changes lives here, made
 // anew by each Run, so that nothing of a stopped run leaks into the next.
@@ -56,24 +52,16 @@ type run struct {
 	// apply takes it, so that ownership changes wait for that batch too.
 	fastBatch sync.Mutex
 
+	// seq decides which lane publishes a row: the aggregates each lane
+	// has queued or in flight, the seqs published recently.
+	seq *sequencer.Sequencer
+
 	// Shared by the read lane (the publish loop) and the hand-over lane.
 	mu        sync.Mutex
-	token     string // the session's fencing token
-	recent    map[int64]struct{}
-	recentQ   []int64
+	token     string        // the session's fencing token
 	trouble   time.Duration // current outage/db-error back-off, 0 when healthy
 	inOutage  bool
-	lastAckAt time.Time       // when the broker last acknowledged a message
-	readAggs  map[string]bool // aggregates of the read lane's batch in flight
-	fastAggs  map[string]bool // aggregates of the hand-over lane's batch in flight
-	// readWaiting: the read lane left rows of fastAggs alone; wake it when
-	// they are released.
-	readWaiting bool
-	// critWatch is set while a critical read's rows wait for takeFast:
-	// the aggregates of read-lane batches that end meanwhile go to
-	// critEnded (lanes.go says why).
-	critWatch bool
-	critEnded map[string]bool
+	lastAckAt time.Time // when the broker last acknowledged a message
 
 	// outageSince and outageProbes describe the broker outage in progress
 	// (outage.go); dlUnavailable: the dead-letter publisher was unavailable.
@@ -83,9 +71,7 @@ type run struct {
 }
 
 func newRun(r *Relay, parts int) *run {
-	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}),
-		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool),
-		critEnded: make(map[string]bool)}
+	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}), seq: sequencer.New()}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
@@ -139,7 +125,7 @@ func (rn *run) apply(u ownUpdate) bool {
 	rn.active = u.active
 	rn.mu.Lock()
 	if u.token != rn.token {
-		rn.forget()
+		rn.seq.NewSession()
 	}
 	rn.token = u.token
 	rn.mu.Unlock()
@@ -147,6 +133,12 @@ func (rn *run) apply(u ownUpdate) bool {
 	rn.fastBatch.Unlock()
 	close(u.done)
 	return gained
+}
+
+// owns reports whether the read lane publishes partition p now.
+func (rn *run) owns(p int) bool {
+	_, ok := slices.BinarySearch(rn.active, p)
+	return ok
 }
 
 // applyPending applies an update waiting on the channel, if any.
@@ -340,7 +332,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			ahead = nil
 		} else {
 			// A read from the start also returns the rows published and
-			// still waiting for their marks (kept out by keep): it reads
+			// still waiting for their marks (kept out by KeepRead): it reads
 			// that many more, rather than wait for the marks.
 			chain = dialects.ReadRequest{Partitions: rn.active, Now: rn.r.cfg.Clock(),
 				Limit: rn.r.cfg.BatchSize + min(rn.marks.Unmarked(), markAhead*rn.r.cfg.BatchSize)}
@@ -359,7 +351,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 		if prefetched && 2*len(rr.Records) < rn.r.cfg.BatchSize {
 			aheadOff = true
 		}
-		recs, bound, cut := rn.keep(rr.Records, held, rn.r.cfg.BatchSize)
+		recs, bound, cut := rn.seq.KeepRead(rr.Records, held, rn.r.cfg.BatchSize, rn.owns)
 		kept += len(recs)
 		if cut {
 			full = true // rows past the batch were left for the next read
@@ -378,7 +370,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// stay held until a read from the start: their skipped rows
 			// come before the rows read ahead.
 			failed := rn.publishBatch(ctx, recs, false, res)
-			rn.endRead()
+			rn.seq.EndRead()
 			for k := range failed {
 				held[k] = true
 			}
@@ -406,10 +398,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// them; rows waiting for their marks are read past once
 			// marked.
 			if kept == 0 {
-				rn.mu.Lock()
-				waiting := rn.readWaiting
-				rn.mu.Unlock()
-				if waiting || rn.marks.Unmarked() == 0 {
+				if rn.seq.ReadWaiting() || rn.marks.Unmarked() == 0 {
 					return total, true
 				}
 				rn.marks.Idle()
