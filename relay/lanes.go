@@ -78,7 +78,7 @@ func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake fun
 		if !res.retryAt.IsZero() {
 			// A failed row's retry: the read lane owns the schedule
 			// (without it the row waits for the poll).
-			rn.fastRetries.add(res.retryAt)
+			rn.fastRetries.Add(res.retryAt)
 		}
 		if res.dbErr != nil || res.outage || res.more || res.unavailable {
 			// Rows left pending (a failure, an outage, a broker that

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
+	"github.com/jitoutbox/jitoutbox/relay/internal/retries"
 	"github.com/jitoutbox/jitoutbox/relay/internal/sequencer"
 )
 
@@ -34,7 +35,7 @@ type run struct {
 	marks *marker.Marker
 	// fastRetries carries the retry times of the hand-over lane's failures
 	// to the read lane, which owns the retry schedule.
-	fastRetries retryBox
+	fastRetries *retries.Box
 	updates     chan ownUpdate
 	loopDone    chan struct{}
 
@@ -76,7 +77,7 @@ func newRun(r *Relay, parts int) *run {
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
 	rn.wakes.critical = make(chan struct{}, 1)
-	rn.fastRetries.wake = make(chan struct{}, 1)
+	rn.fastRetries = retries.NewBox()
 	rn.marks = marker.New(rn, marker.Linger)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
 		changeSig:  make(chan struct{}, 1),
@@ -160,7 +161,7 @@ func (rn *run) loop(ctx context.Context) {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
-	var retries retrySchedule
+	var sched retries.Schedule
 	lazyTimer := time.NewTimer(time.Hour)
 	lazyTimer.Stop()
 	defer lazyTimer.Stop()
@@ -183,10 +184,10 @@ func (rn *run) loop(ctx context.Context) {
 		}
 		poll.Reset(jitter(cfg.PollInterval))
 		if !res.retryAt.IsZero() {
-			retries.add(res.retryAt)
+			sched.Add(res.retryAt)
 		}
-		retries.addAll(rn.fastRetries.take())
-		if next, ok := retries.next(cfg.Clock()); ok {
+		sched.AddAll(rn.fastRetries.Take())
+		if next, ok := sched.Next(cfg.Clock()); ok {
 			retry.Reset(next)
 		}
 		if res.trouble {
@@ -232,12 +233,12 @@ func (rn *run) loop(ctx context.Context) {
 				reason = reasonPoll
 				break wait
 			case <-retry.C:
-				retries.due(cfg.Clock())
+				sched.Due(cfg.Clock())
 				reason = reasonRetry
 				break wait
-			case <-rn.fastRetries.wake:
-				retries.addAll(rn.fastRetries.take())
-				if next, ok := retries.next(cfg.Clock()); ok {
+			case <-rn.fastRetries.Wake():
+				sched.AddAll(rn.fastRetries.Take())
+				if next, ok := sched.Next(cfg.Clock()); ok {
 					retry.Reset(next)
 				}
 			case <-lazyTimer.C:
@@ -447,78 +448,4 @@ func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
 		rn.trouble = 0
 	}
 	rn.mu.Unlock()
-}
-
-// retryBox is the hand-over lane's mailbox of retry times for the read
-// lane: add never blocks (the read lane may be busy with a backlog), and
-// the read lane takes the times into its schedule between cycles.
-type retryBox struct {
-	mu    sync.Mutex
-	times []time.Time
-	wake  chan struct{}
-}
-
-// add posts t and wakes the read lane.
-func (b *retryBox) add(t time.Time) {
-	b.mu.Lock()
-	b.times = append(b.times, t)
-	b.mu.Unlock()
-	signal(b.wake)
-}
-
-// take returns, and forgets, the posted times.
-func (b *retryBox) take() []time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	t := b.times
-	b.times = nil
-	return t
-}
-
-// maxRetryTimes bounds the distinct retry times a relay remembers.
-const maxRetryTimes = 256
-
-// retrySchedule remembers when rows this relay failed become due again, so
-// that each of those moments gets a cycle, even when a later failure is
-// scheduled after an earlier, still pending one. Times are kept sorted;
-// beyond maxRetryTimes the second-latest is dropped, so the latest time is
-// always kept and nothing waits for the safety-net poll.
-type retrySchedule struct {
-	times []time.Time
-}
-
-func (s *retrySchedule) add(t time.Time) {
-	i, found := slices.BinarySearchFunc(s.times, t, func(a, b time.Time) int { return a.Compare(b) })
-	if found {
-		return
-	}
-	s.times = slices.Insert(s.times, i, t)
-	if n := len(s.times); n > maxRetryTimes {
-		s.times = slices.Delete(s.times, n-2, n-1)
-	}
-}
-
-// addAll adds each of ts.
-func (s *retrySchedule) addAll(ts []time.Time) {
-	for _, t := range ts {
-		s.add(t)
-	}
-}
-
-// due drops the times that have come.
-func (s *retrySchedule) due(now time.Time) {
-	i := 0
-	for i < len(s.times) && !s.times[i].After(now) {
-		i++
-	}
-	s.times = slices.Delete(s.times, 0, i)
-}
-
-// next returns how long until the earliest remembered time (0 if it has
-// come), and false when nothing is scheduled.
-func (s *retrySchedule) next(now time.Time) (time.Duration, bool) {
-	if len(s.times) == 0 {
-		return 0, false
-	}
-	return max(s.times[0].Sub(now), 0), true
 }
