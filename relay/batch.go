@@ -2,10 +2,13 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
+	"github.com/jitoutbox/jitoutbox/relay/internal/sequencer"
 )
 
 // finishTimeout bounds the database writes that record a batch's outcome;
@@ -31,18 +34,13 @@ type batchOutcome struct {
 	outage    bool
 }
 
-// aggKey identifies an aggregate.
-func aggKey(rec *dialects.Record) string {
-	return rec.AggregateType + "\x00" + rec.AggregateID
-}
-
 // splitWaves splits records (in Seq order) into waves: wave k holds the k-th
 // record of each aggregate, in Seq order.
 func splitWaves(recs []dialects.Record) [][]*dialects.Record {
 	seen := make(map[string]int, len(recs))
 	var waves [][]*dialects.Record
 	for i := range recs {
-		k := aggKey(&recs[i])
+		k := sequencer.Key(&recs[i])
 		w := seen[k]
 		seen[k] = w + 1
 		if w == len(waves) {
@@ -97,15 +95,15 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 
 	rn.mu.Lock()
 	token := rn.token
-	rn.remember(out.published)
 	rn.mu.Unlock()
+	rn.seq.Published(out.published)
 	failErr := rn.writeFailures(ctx, hctx, token, out)
 	if out.outage {
 		res.outage = true // the dead-letter publisher may have been unavailable
 	}
 	r.c.released.Add(uint64(out.skipped))
 	if fast {
-		rn.releaseFast(recs)
+		rn.endHandOver(recs)
 	}
 	if failErr != nil && res.dbErr == nil {
 		res.dbErr = failErr
@@ -121,8 +119,9 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 		// to go on to the next time-critical row.
 		limit += r.cfg.BatchSize
 	}
-	ticket := rn.marks.push(&markJob{token: token, out: out, size: len(recs), hctx: hctx, start: start, failErr: failErr},
-		limit)
+	size := len(recs)
+	ticket := rn.marks.Push(&marker.Job{Token: token, Seqs: out.published, Unblock: out.unblock, Ctx: hctx,
+		Ended: func(err error) { rn.batchEnd(hctx, start, size, out, errors.Join(failErr, err)) }}, limit)
 	if !fast {
 		rn.readTicket = ticket
 	}
@@ -158,7 +157,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 		msgs := make([]Message, 0, len(wave))
 		live := wave[:0:0]
 		for _, rec := range wave {
-			if held[aggKey(rec)] {
+			if held[sequencer.Key(rec)] {
 				out.skipped++
 				res.more = true // rows of other aggregates may wait behind these
 				continue
@@ -232,7 +231,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 				}
 				continue
 			}
-			held[aggKey(rec)] = true
+			held[sequencer.Key(rec)] = true
 			if stopping {
 				out.skipped++
 				continue
@@ -279,7 +278,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 func (rn *run) deadBadRow(rec *dialects.Record, out *batchOutcome, held map[string]bool, res *cycleResult) {
 	r := rn.r
 	now := r.cfg.Clock()
-	held[aggKey(rec)] = true
+	held[sequencer.Key(rec)] = true
 	f := dialects.Failure{Seq: rec.Seq, Partition: rec.Partition, AggregateType: rec.AggregateType,
 		AggregateID: rec.AggregateID, Error: errorText(rec.Bad), NextAttemptAt: now, Dead: true, Block: !r.cfg.ReleaseOnDead}
 	dm := toMessage(rec)
@@ -303,41 +302,6 @@ func errorText(err error) string {
 		s = s[:maxErrorText]
 	}
 	return s
-}
-
-// writeMark marks published rows (one statement), fenced by the session
-// token: rows of partitions the relay lost are left to their new owner. It
-// runs on a context detached from ctx's cancellation, bounded by
-// finishTimeout, so that a stopping relay still marks what the broker
-// confirmed. The rows were remembered when the broker acknowledged them;
-// a failed mark forgets them, so that they are read and published again.
-func (rn *run) writeMark(ctx context.Context, token string, published, unblock []int64) error {
-	if len(published) == 0 {
-		return nil
-	}
-	r := rn.r
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-	defer cancel()
-	n, err := r.d.Mark(wctx, r.db, dialects.Mark{Token: token, Seqs: published, Unblock: unblock,
-		At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
-	if err != nil {
-		rn.mu.Lock()
-		rn.unremember(published)
-		rn.mu.Unlock()
-		return fmt.Errorf("relay: mark published: %w", err)
-	}
-	r.c.published.Add(uint64(len(published)))
-	// Rows of partitions the session lost (the mark left them pending)
-	// stay remembered: until the owner sees the loss, the next reads would
-	// return them and publish them again and again. A new session of the
-	// run forgets them (run.apply), so that they are published if the run
-	// owns their partitions again.
-	if n != int64(len(published)) {
-		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
-			"owner", r.cfg.Owner, "published", len(published), "marked", n)
-		signal(rn.own.changeSig) // the owner checks the session now
-	}
-	return nil
 }
 
 // writeFailures publishes dead events to the dead-letter publisher and

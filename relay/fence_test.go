@@ -62,15 +62,15 @@ func TestNewSessionForgetsPublishedRows(t *testing.T) {
 	r := newRelay(t, e, newRecorder(nil), testConfig("r1"))
 	rn := newRun(r, e.parts)
 	rn.active, rn.token = []int{0, 1}, "s1"
-	rn.remember([]int64{10, 11})
+	rn.seq.Published([]int64{10, 11})
 	recs := make([]dialects.Record, 2)
 	for i := range recs {
 		recs[i].Seq, recs[i].Partition = int64(10+i), i
 		recs[i].AggregateType, recs[i].AggregateID = "t", strconv.Itoa(i)
 	}
 	keep := func() []dialects.Record {
-		defer rn.endRead()
-		out, _, _ := rn.keep(slices.Clone(recs), map[string]bool{}, len(recs))
+		defer rn.seq.EndRead()
+		out, _, _ := rn.seq.KeepRead(slices.Clone(recs), map[string]bool{}, len(recs), rn.owns)
 		return out
 	}
 	if got := keep(); len(got) != 0 {
@@ -186,8 +186,8 @@ func TestKeepHoldsAggregatesOfAPartitionGivenUpMidChain(t *testing.T) {
 	}
 	held := map[string]bool{}
 	keep := func(recs ...dialects.Record) []int64 {
-		defer rn.endRead()
-		out, _, _ := rn.keep(recs, held, 10)
+		defer rn.seq.EndRead()
+		out, _, _ := rn.seq.KeepRead(recs, held, 10, rn.owns)
 		var seqs []int64
 		for _, r := range out {
 			seqs = append(seqs, r.Seq)

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay/internal/sequencer"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
@@ -18,20 +19,22 @@ const maxHandoff = 4096
 type handoff struct {
 	owned [dialects.MaxPartitions / 64]atomic.Uint64
 
-	mu      sync.Mutex
-	wake    chan struct{} // the running relay's hand-over wake; nil when not running
-	lazy    chan struct{}
-	recs    []dialects.Record
-	aggs    map[string]int // aggregates of recs: the read lane leaves them to the hand-over lane
+	mu   sync.Mutex
+	wake chan struct{} // the running relay's hand-over wake; nil when not running
+	lazy chan struct{}
+	recs []dialects.Record
+	// seq is the running relay's sequencer: it learns of the records
+	// queued (the read lane leaves their aggregates to the hand-over
+	// lane) and taken, under mu, so that it counts what recs holds.
+	seq     *sequencer.Sequencer
 	read    bool
 	running bool
 }
 
-func (h *handoff) attach(wake, lazy chan struct{}) {
+func (h *handoff) attach(wake, lazy chan struct{}, seq *sequencer.Sequencer) {
 	h.mu.Lock()
-	h.wake, h.lazy, h.running = wake, lazy, true
+	h.wake, h.lazy, h.seq, h.running = wake, lazy, seq, true
 	h.recs, h.read = nil, false
-	clear(h.aggs)
 	h.mu.Unlock()
 }
 
@@ -40,9 +43,8 @@ func (h *handoff) attach(wake, lazy chan struct{}) {
 func (h *handoff) detach() {
 	h.setOwned(nil)
 	h.mu.Lock()
-	h.wake, h.lazy, h.running = nil, nil, false
+	h.wake, h.lazy, h.seq, h.running = nil, nil, nil, false
 	h.recs, h.read = nil, false
-	clear(h.aggs)
 	h.mu.Unlock()
 }
 
@@ -88,12 +90,7 @@ func (h *handoff) commit(c txoutbox.Commit) {
 	if len(c.Records) > 0 {
 		if len(h.recs)+len(c.Records) <= maxHandoff {
 			h.recs = append(h.recs, c.Records...)
-			if h.aggs == nil {
-				h.aggs = make(map[string]int)
-			}
-			for i := range c.Records {
-				h.aggs[aggKey(&c.Records[i])]++
-			}
+			h.seq.Queue(c.Records)
 		} else {
 			h.read = true
 		}
@@ -109,7 +106,9 @@ func (h *handoff) take() ([]dialects.Record, bool) {
 	defer h.mu.Unlock()
 	recs, read := h.recs, h.read
 	h.recs, h.read = nil, false
-	clear(h.aggs)
+	if h.seq != nil {
+		h.seq.Unqueue(recs)
+	}
 	return recs, read
 }
 

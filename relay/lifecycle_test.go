@@ -269,39 +269,6 @@ func TestDatabaseErrorBacksOff(t *testing.T) {
 	waitFor(t, 10*time.Second, "published after recovery", func() bool { return rec.published() == 3 })
 }
 
-// TestRetrySchedule pins the rule that lost a retry before: a failure
-// scheduled after an earlier pending retry must still get its own cycle.
-func TestRetrySchedule(t *testing.T) {
-	base := time.Unix(1_000, 0)
-	var s retrySchedule
-	if _, ok := s.next(base); ok {
-		t.Fatal("empty schedule has a next time")
-	}
-	s.add(base.Add(time.Second))
-	s.add(base.Add(3 * time.Second)) // later than the pending one: kept
-	s.add(base.Add(time.Second))     // duplicate
-	if d, _ := s.next(base); d != time.Second {
-		t.Fatalf("next = %v, want 1s", d)
-	}
-	s.due(base.Add(time.Second))
-	if d, ok := s.next(base.Add(time.Second)); !ok || d != 2*time.Second {
-		t.Fatalf("after the first retry, next = %v %v, want 2s", d, ok)
-	}
-	s.due(base.Add(5 * time.Second))
-	if _, ok := s.next(base); ok {
-		t.Fatal("all retries are due, nothing should be left")
-	}
-	for i := 0; i < 3*maxRetryTimes; i++ {
-		s.add(base.Add(time.Duration(i) * time.Millisecond))
-	}
-	if len(s.times) != maxRetryTimes || !s.times[len(s.times)-1].Equal(base.Add(time.Duration(3*maxRetryTimes-1)*time.Millisecond)) {
-		t.Fatalf("bounded schedule must keep %d times and the latest one", maxRetryTimes)
-	}
-	if d, _ := s.next(base.Add(time.Hour)); d != 0 {
-		t.Fatalf("an overdue time must fire at once, got %v", d)
-	}
-}
-
 // Relays that share a table without a cross-process wake would leave the
 // time-critical events committed elsewhere for their partitions to the
 // poll: the relay says so, naming the fix, instead of waiting silently.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
@@ -196,10 +197,10 @@ func TestApplyWaitsForMarks(t *testing.T) {
 	r := newRelay(t, e, newRecorder(nil), testConfig("r1"))
 	rn := newRun(r, e.parts)
 	stop, done := make(chan struct{}), make(chan struct{})
-	go func() { defer close(done); rn.markLoop(stop) }()
+	go func() { defer close(done); rn.marks.Run(stop) }()
 	defer func() { g.open(); close(stop); <-done }()
 	g.close()
-	rn.marks.push(&markJob{out: &batchOutcome{published: []int64{1}}, hctx: context.Background(), start: time.Now()}, 10)
+	rn.marks.Push(&marker.Job{Seqs: []int64{1}, Ctx: context.Background()}, 10)
 	g.waitEntered(t)
 	applied := make(chan struct{})
 	go func() {

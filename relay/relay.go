@@ -109,7 +109,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			forward(ctx, &wg, lch, rn.wakes.lazy)
 		}
 	}
-	r.hand.attach(rn.wakes.handoff, rn.wakes.lazy)
+	r.hand.attach(rn.wakes.handoff, rn.wakes.lazy, rn.seq)
 	defer r.hand.detach()
 
 	wg.Add(1)
@@ -133,7 +133,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	markStop, markDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(markDone)
-		rn.markLoop(markStop)
+		rn.marks.Run(markStop)
 	}()
 	rn.loop(ctx)
 	<-fastDone

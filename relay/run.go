@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
+	"github.com/jitoutbox/jitoutbox/relay/internal/retries"
+	"github.com/jitoutbox/jitoutbox/relay/internal/sequencer"
 )
 
 // retryMargin is added to retry timers so that a row whose NextAttemptAt
@@ -16,11 +19,6 @@ const retryMargin = 5 * time.Millisecond
 
 // dbLogEvery rate-limits the logging of a persisting database error.
 const dbLogEvery = time.Minute
-
-// recentSeqs bounds the seqs of published rows a run remembers, so that a
-// hand-over or a read that arrives after the relay already published the
-// same row (its mark queued or written) does not publish it twice.
-const recentSeqs = 1 << 14
 
 // run is the state of one Run: everything a run changes lives here, made
 // anew by each Run, so that nothing of a stopped run leaks into the next.
@@ -34,10 +32,10 @@ type run struct {
 		critical chan struct{}
 	}
 	own   *owner
-	marks *markQueue
+	marks *marker.Marker
 	// fastRetries carries the retry times of the hand-over lane's failures
 	// to the read lane, which owns the retry schedule.
-	fastRetries retryBox
+	fastRetries *retries.Box
 	updates     chan ownUpdate
 	loopDone    chan struct{}
 
@@ -55,24 +53,16 @@ type run struct {
 	// apply takes it, so that ownership changes wait for that batch too.
 	fastBatch sync.Mutex
 
+	// seq decides which lane publishes a row: the aggregates each lane
+	// has queued or in flight, the seqs published recently.
+	seq *sequencer.Sequencer
+
 	// Shared by the read lane (the publish loop) and the hand-over lane.
 	mu        sync.Mutex
-	token     string // the session's fencing token
-	recent    map[int64]struct{}
-	recentQ   []int64
+	token     string        // the session's fencing token
 	trouble   time.Duration // current outage/db-error back-off, 0 when healthy
 	inOutage  bool
-	lastAckAt time.Time       // when the broker last acknowledged a message
-	readAggs  map[string]bool // aggregates of the read lane's batch in flight
-	fastAggs  map[string]bool // aggregates of the hand-over lane's batch in flight
-	// readWaiting: the read lane left rows of fastAggs alone; wake it when
-	// they are released.
-	readWaiting bool
-	// critWatch is set while a critical read's rows wait for takeFast:
-	// the aggregates of read-lane batches that end meanwhile go to
-	// critEnded (lanes.go says why).
-	critWatch bool
-	critEnded map[string]bool
+	lastAckAt time.Time // when the broker last acknowledged a message
 
 	// outageSince and outageProbes describe the broker outage in progress
 	// (outage.go); dlUnavailable: the dead-letter publisher was unavailable.
@@ -82,14 +72,13 @@ type run struct {
 }
 
 func newRun(r *Relay, parts int) *run {
-	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}), marks: newMarkQueue(),
-		recent: make(map[int64]struct{}), readAggs: make(map[string]bool), fastAggs: make(map[string]bool),
-		critEnded: make(map[string]bool)}
+	rn := &run{r: r, updates: make(chan ownUpdate), loopDone: make(chan struct{}), seq: sequencer.New()}
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
 	rn.wakes.critical = make(chan struct{}, 1)
-	rn.fastRetries.wake = make(chan struct{}, 1)
+	rn.fastRetries = retries.NewBox()
+	rn.marks = marker.New(rn, marker.Linger)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
 		changeSig:  make(chan struct{}, 1),
 		validUntil: &rn.validUntil, lastBatch: &rn.lastBatch}
@@ -133,11 +122,11 @@ func (rn *run) apply(u ownUpdate) bool {
 		}
 	}
 	rn.fastBatch.Lock() // the hand-over lane's batch in flight ends first
-	rn.marks.idle()     // and every mark is written under the token it was published with
+	rn.marks.Idle()     // and every mark is written under the token it was published with
 	rn.active = u.active
 	rn.mu.Lock()
 	if u.token != rn.token {
-		rn.forget()
+		rn.seq.NewSession()
 	}
 	rn.token = u.token
 	rn.mu.Unlock()
@@ -145,6 +134,12 @@ func (rn *run) apply(u ownUpdate) bool {
 	rn.fastBatch.Unlock()
 	close(u.done)
 	return gained
+}
+
+// owns reports whether the read lane publishes partition p now.
+func (rn *run) owns(p int) bool {
+	_, ok := slices.BinarySearch(rn.active, p)
+	return ok
 }
 
 // applyPending applies an update waiting on the channel, if any.
@@ -166,7 +161,7 @@ func (rn *run) loop(ctx context.Context) {
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
-	var retries retrySchedule
+	var sched retries.Schedule
 	lazyTimer := time.NewTimer(time.Hour)
 	lazyTimer.Stop()
 	defer lazyTimer.Stop()
@@ -181,7 +176,7 @@ func (rn *run) loop(ctx context.Context) {
 		if rn.r.ts.cycle != nil {
 			// Tests read a finished cycle's outcome from the table: the
 			// signal waits for the cycle's marks (the relay itself does not).
-			rn.marks.waitWritten(rn.readTicket)
+			rn.marks.WaitWritten(rn.readTicket)
 		}
 		rn.r.ts.cycleDone(ctx, cycleSignal{Reason: reason, Claimed: res.claimed, Published: res.published, Outage: res.outage, DBError: res.dbErr})
 		if ctx.Err() != nil {
@@ -189,10 +184,10 @@ func (rn *run) loop(ctx context.Context) {
 		}
 		poll.Reset(jitter(cfg.PollInterval))
 		if !res.retryAt.IsZero() {
-			retries.add(res.retryAt)
+			sched.Add(res.retryAt)
 		}
-		retries.addAll(rn.fastRetries.take())
-		if next, ok := retries.next(cfg.Clock()); ok {
+		sched.AddAll(rn.fastRetries.Take())
+		if next, ok := sched.Next(cfg.Clock()); ok {
 			retry.Reset(next)
 		}
 		if res.trouble {
@@ -238,12 +233,12 @@ func (rn *run) loop(ctx context.Context) {
 				reason = reasonPoll
 				break wait
 			case <-retry.C:
-				retries.due(cfg.Clock())
+				sched.Due(cfg.Clock())
 				reason = reasonRetry
 				break wait
-			case <-rn.fastRetries.wake:
-				retries.addAll(rn.fastRetries.take())
-				if next, ok := retries.next(cfg.Clock()); ok {
+			case <-rn.fastRetries.Wake():
+				sched.AddAll(rn.fastRetries.Take())
+				if next, ok := sched.Next(cfg.Clock()); ok {
 					retry.Reset(next)
 				}
 			case <-lazyTimer.C:
@@ -268,7 +263,7 @@ func (rn *run) cycle(ctx context.Context) cycleResult {
 	var res cycleResult
 	rn.applyPending()
 	rn.read(ctx, &res)
-	if err := rn.marks.takeErr(); err != nil && res.dbErr == nil && ctx.Err() == nil {
+	if err := rn.marks.TakeErr(); err != nil && res.dbErr == nil && ctx.Err() == nil {
 		res.dbErr = err // a mark failed: back off like any database error
 	}
 	rn.afterCycle(ctx, &res)
@@ -338,10 +333,10 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			ahead = nil
 		} else {
 			// A read from the start also returns the rows published and
-			// still waiting for their marks (kept out by keep): it reads
+			// still waiting for their marks (kept out by KeepRead): it reads
 			// that many more, rather than wait for the marks.
 			chain = dialects.ReadRequest{Partitions: rn.active, Now: rn.r.cfg.Clock(),
-				Limit: rn.r.cfg.BatchSize + min(rn.marks.unmarked(), markAhead*rn.r.cfg.BatchSize)}
+				Limit: rn.r.cfg.BatchSize + min(rn.marks.Unmarked(), markAhead*rn.r.cfg.BatchSize)}
 			rr = <-rn.startRead(ctx, chain)
 			chain.Horizon = rr.Horizon
 			clear(held)
@@ -357,7 +352,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 		if prefetched && 2*len(rr.Records) < rn.r.cfg.BatchSize {
 			aheadOff = true
 		}
-		recs, bound, cut := rn.keep(rr.Records, held, rn.r.cfg.BatchSize)
+		recs, bound, cut := rn.seq.KeepRead(rr.Records, held, rn.r.cfg.BatchSize, rn.owns)
 		kept += len(recs)
 		if cut {
 			full = true // rows past the batch were left for the next read
@@ -376,7 +371,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// stay held until a read from the start: their skipped rows
 			// come before the rows read ahead.
 			failed := rn.publishBatch(ctx, recs, false, res)
-			rn.endRead()
+			rn.seq.EndRead()
 			for k := range failed {
 				held[k] = true
 			}
@@ -404,13 +399,10 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// them; rows waiting for their marks are read past once
 			// marked.
 			if kept == 0 {
-				rn.mu.Lock()
-				waiting := rn.readWaiting
-				rn.mu.Unlock()
-				if waiting || rn.marks.unmarked() == 0 {
+				if rn.seq.ReadWaiting() || rn.marks.Unmarked() == 0 {
 					return total, true
 				}
-				rn.marks.idle()
+				rn.marks.Idle()
 			}
 			continue
 		}
@@ -456,78 +448,4 @@ func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
 		rn.trouble = 0
 	}
 	rn.mu.Unlock()
-}
-
-// retryBox is the hand-over lane's mailbox of retry times for the read
-// lane: add never blocks (the read lane may be busy with a backlog), and
-// the read lane takes the times into its schedule between cycles.
-type retryBox struct {
-	mu    sync.Mutex
-	times []time.Time
-	wake  chan struct{}
-}
-
-// add posts t and wakes the read lane.
-func (b *retryBox) add(t time.Time) {
-	b.mu.Lock()
-	b.times = append(b.times, t)
-	b.mu.Unlock()
-	signal(b.wake)
-}
-
-// take returns, and forgets, the posted times.
-func (b *retryBox) take() []time.Time {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	t := b.times
-	b.times = nil
-	return t
-}
-
-// maxRetryTimes bounds the distinct retry times a relay remembers.
-const maxRetryTimes = 256
-
-// retrySchedule remembers when rows this relay failed become due again, so
-// that each of those moments gets a cycle, even when a later failure is
-// scheduled after an earlier, still pending one. Times are kept sorted;
-// beyond maxRetryTimes the second-latest is dropped, so the latest time is
-// always kept and nothing waits for the safety-net poll.
-type retrySchedule struct {
-	times []time.Time
-}
-
-func (s *retrySchedule) add(t time.Time) {
-	i, found := slices.BinarySearchFunc(s.times, t, func(a, b time.Time) int { return a.Compare(b) })
-	if found {
-		return
-	}
-	s.times = slices.Insert(s.times, i, t)
-	if n := len(s.times); n > maxRetryTimes {
-		s.times = slices.Delete(s.times, n-2, n-1)
-	}
-}
-
-// addAll adds each of ts.
-func (s *retrySchedule) addAll(ts []time.Time) {
-	for _, t := range ts {
-		s.add(t)
-	}
-}
-
-// due drops the times that have come.
-func (s *retrySchedule) due(now time.Time) {
-	i := 0
-	for i < len(s.times) && !s.times[i].After(now) {
-		i++
-	}
-	s.times = slices.Delete(s.times, 0, i)
-}
-
-// next returns how long until the earliest remembered time (0 if it has
-// come), and false when nothing is scheduled.
-func (s *retrySchedule) next(now time.Time) (time.Duration, bool) {
-	if len(s.times) == 0 {
-		return 0, false
-	}
-	return max(s.times[0].Sub(now), 0), true
 }
