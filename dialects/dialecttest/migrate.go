@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
-	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 func testMigrate(t *testing.T, tgt Target) {
@@ -80,7 +80,7 @@ func testSchemaText(t *testing.T, tgt Target) {
 	}
 	db := tgt.Open(t)
 	ctx := t.Context()
-	stmts := sqlkit.SplitStatements(schema)
+	stmts := migrate.SplitStatements(schema)
 	if len(stmts) < 2 {
 		t.Fatalf("Schema() has %d statements", len(stmts))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 //go:embed sql/*.sql sql/migrations/*.sql
@@ -38,8 +39,7 @@ const (
 type Dialect struct {
 	table      string
 	partitions int // configured; 0: the table's, whatever it is
-	schema     string
-	migrator   sqlkit.Migrator
+	migrator   migrate.Migrator
 	insert     *sqlkit.InsertBuilder
 	handoff    *sqlkit.InsertBuilder // insert.sql, rows, insert_handoff_tail.sql (MariaDB)
 	insp       *sqlkit.Inspector     // the Inspector methods' statements
@@ -100,18 +100,18 @@ func New(opts ...Option) (*Dialect, error) {
 		}
 		return q
 	}
-	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", st.Render)
+	migs, err := migrate.Load(sqlFiles, "sql/migrations", st.Render)
 	if err != nil {
 		panic("mysql: " + err.Error()) // build-time invariant
 	}
-	d.schema = sqlkit.SchemaText(migs)
-	d.migrator = sqlkit.Migrator{
+	d.migrator = migrate.Migrator{
 		Migrations:     migs,
 		CreateVersions: load("versions_create.sql"),
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
 		VersionsExists: load("versions_exists.sql"),
+		MoveVersion:    load("versions_move.sql"),
 		Steps: map[string]func(context.Context, dialects.Querier) error{
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
@@ -183,7 +183,7 @@ func (d *Dialect) Table() string { return d.table }
 // made from it gets the dialect's partition count. To upgrade a table that
 // has rows, use Migrate: migration 002 sets the partition of existing rows
 // in Go.
-func (d *Dialect) Schema() string { return d.schema }
+func (d *Dialect) Schema() string { return d.migrator.Schema() }
 
 // MaxInsertRows is the most events one INSERT carries.
 func (d *Dialect) MaxInsertRows() int { return maxParams / d.insert.Columns() }
@@ -274,7 +274,7 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	} else {
 		d.server.Store(serverMySQL)
 	}
-	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
+	return sqlkit.CheckPartitions(d.table, n, v, d.migrator.Required(), d.partitions)
 }
 
 // insertArgs returns the bind arguments of events' rows for b

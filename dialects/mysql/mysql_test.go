@@ -17,6 +17,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/dialecttest"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -52,7 +53,7 @@ func target(parseTime bool) dialecttest.Target {
 // before partitions, with no migrations table) and writes rows into it.
 func createLegacy(t testing.TB, db *sql.DB, d dialects.Dialect, rows []dialecttest.LegacyRow) {
 	t.Helper()
-	for _, stmt := range sqlkit.SplitStatements(schema001(t, d.Table())) {
+	for _, stmt := range migrate.SplitStatements(schema001(t, d.Table())) {
 		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
 			t.Fatalf("version 1 schema: %v\n%s", err, stmt)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 //go:embed sql/*.sql sql/migrations/*.sql
@@ -27,8 +28,7 @@ const maxParams = 65535
 type Dialect struct {
 	table      string
 	partitions int // configured; 0: the table's, whatever it is
-	schema     string
-	migrator   sqlkit.Migrator
+	migrator   migrate.Migrator
 	insert     *sqlkit.InsertBuilder
 	handoff    *sqlkit.InsertBuilder // insert_handoff.sql, rows, insert_handoff_tail.sql
 	insp       *sqlkit.Inspector     // the Inspector methods' statements
@@ -82,18 +82,18 @@ func New(opts ...Option) (*Dialect, error) {
 		}
 		return q
 	}
-	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", st.Render)
+	migs, err := migrate.Load(sqlFiles, "sql/migrations", st.Render)
 	if err != nil {
 		panic("postgres: " + err.Error()) // build-time invariant
 	}
-	d.schema = sqlkit.SchemaText(migs)
-	d.migrator = sqlkit.Migrator{
+	d.migrator = migrate.Migrator{
 		Migrations:     migs,
 		CreateVersions: load("versions_create.sql"),
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
 		VersionsExists: load("versions_exists.sql"),
+		MoveVersion:    load("versions_move.sql"),
 		Steps: map[string]func(context.Context, dialects.Querier) error{
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
@@ -156,7 +156,7 @@ func (d *Dialect) Table() string { return d.table }
 // missing ones), statements separated by ";\n". A new table made from it
 // gets the dialect's partition count. To upgrade a table that has rows, use
 // Migrate: migration 002 sets the partition of existing rows in Go.
-func (d *Dialect) Schema() string { return d.schema }
+func (d *Dialect) Schema() string { return d.migrator.Schema() }
 
 // MaxInsertRows is the most events one INSERT carries.
 func (d *Dialect) MaxInsertRows() int { return maxParams / d.insert.Columns() }
@@ -207,7 +207,7 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 		// is missing.
 		return 0, sqlkit.PartitionsReadError(ctx, "postgres", d.table, err, strings.HasPrefix(sqlkit.SQLState(err), "42"))
 	}
-	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
+	return sqlkit.CheckPartitions(d.table, n, v, d.migrator.Required(), d.partitions)
 }
 
 // lockNamespaces returns the advisory lock namespaces (the first key of a

@@ -19,6 +19,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/dialecttest"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -53,7 +54,7 @@ func createLegacy(t testing.TB, db *sql.DB, d dialects.Dialect, rows []dialectte
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range sqlkit.SplitStatements(sqlkit.Render(string(b), d.Table())) {
+	for _, stmt := range migrate.SplitStatements(sqlkit.Render(string(b), d.Table())) {
 		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
 			t.Fatalf("version 1 schema: %v\n%s", err, stmt)
 		}

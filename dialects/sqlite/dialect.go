@@ -12,6 +12,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 //go:embed sql/*.sql sql/migrations/*.sql
@@ -34,8 +35,7 @@ const MaxOpenConns = 2
 type Dialect struct {
 	table      string
 	partitions int // configured; 0: the table's, whatever it is
-	schema     string
-	migrator   sqlkit.Migrator
+	migrator   migrate.Migrator
 	insert     *sqlkit.InsertBuilder
 	handoff    *sqlkit.InsertBuilder // insert_handoff.sql, rows, insert_handoff_tail.sql
 	insp       *sqlkit.Inspector     // the Inspector methods' statements
@@ -89,18 +89,18 @@ func New(opts ...Option) (*Dialect, error) {
 		}
 		return q
 	}
-	migs, err := sqlkit.LoadMigrations(sqlFiles, "sql/migrations", st.Render)
+	migs, err := migrate.Load(sqlFiles, "sql/migrations", st.Render)
 	if err != nil {
 		panic("sqlite: " + err.Error()) // build-time invariant
 	}
-	d.schema = sqlkit.SchemaText(migs)
-	d.migrator = sqlkit.Migrator{
+	d.migrator = migrate.Migrator{
 		Migrations:     migs,
 		CreateVersions: load("versions_create.sql"),
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
 		LegacyExists:   load("legacy_exists.sql"),
 		VersionsExists: load("versions_exists.sql"),
+		MoveVersion:    load("versions_move.sql"),
 		Steps: map[string]func(context.Context, dialects.Querier) error{
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
@@ -173,7 +173,7 @@ func (d *Dialect) Table() string { return d.table }
 // Migrate: migration 002 sets the partition of existing rows in Go. The text
 // is for a database that has none of it: migration 002 rebuilds the table,
 // which cannot be repeated.
-func (d *Dialect) Schema() string { return d.schema }
+func (d *Dialect) Schema() string { return d.migrator.Schema() }
 
 // MaxInsertRows is the most events one INSERT carries.
 func (d *Dialect) MaxInsertRows() int { return maxVariables / d.insert.Columns() }
@@ -241,7 +241,7 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 		return 0, sqlkit.PartitionsReadError(ctx, "sqlite", d.table, err,
 			strings.Contains(msg, "no such table") || strings.Contains(msg, "no such column"))
 	}
-	return d.migrator.CheckPartitions(d.table, n, v, d.partitions)
+	return sqlkit.CheckPartitions(d.table, n, v, d.migrator.Required(), d.partitions)
 }
 
 // insertEvents writes events with as few multi-row INSERTs as the parameter limit

@@ -13,6 +13,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/dialecttest"
 	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -63,7 +64,7 @@ func execLegacySchema(t testing.TB, db *sql.DB, table string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range sqlkit.SplitStatements(sqlkit.Render(b, table)) {
+	for _, stmt := range migrate.SplitStatements(sqlkit.Render(b, table)) {
 		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
 			t.Fatalf("version 1 schema: %v\n%s", err, stmt)
 		}

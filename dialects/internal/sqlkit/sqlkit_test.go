@@ -14,16 +14,12 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestRenderAndSplit(t *testing.T) {
+func TestRender(t *testing.T) {
 	src := "-- comment\nCREATE TABLE {{table}} (a INT);\nCREATE INDEX {{name}}_i ON {{table}} (a);\n"
 	got := Render(src, "app.outbox")
 	want := "CREATE TABLE app.outbox (a INT);\nCREATE INDEX outbox_i ON app.outbox (a);"
 	if got != want {
 		t.Fatalf("Render = %q, want %q", got, want)
-	}
-	stmts := SplitStatements(got)
-	if len(stmts) != 2 || stmts[1] != "CREATE INDEX outbox_i ON app.outbox (a)" {
-		t.Fatalf("SplitStatements = %q", stmts)
 	}
 }
 
@@ -127,25 +123,6 @@ func TestHeaders(t *testing.T) {
 	empty := "{}"
 	if h, err := DecodeHeaders(&empty); err != nil || h != nil {
 		t.Fatalf("DecodeHeaders({}) = %v, %v", h, err)
-	}
-}
-
-func TestSplitStatementsKeepsDollarQuotedBodies(t *testing.T) {
-	schema := "CREATE TABLE t (x INT);\nCREATE FUNCTION f(a INT) RETURNS INT LANGUAGE plpgsql AS $body$\nBEGIN\n  RETURN $1 + a;\nEND\n$body$;\nSELECT $$a;\nb$$;\nINSERT INTO t VALUES (1);\n"
-	got := SplitStatements(schema)
-	want := []string{
-		"CREATE TABLE t (x INT)",
-		"CREATE FUNCTION f(a INT) RETURNS INT LANGUAGE plpgsql AS $body$\nBEGIN\n  RETURN $1 + a;\nEND\n$body$",
-		"SELECT $$a;\nb$$",
-		"INSERT INTO t VALUES (1)",
-	}
-	if len(got) != len(want) {
-		t.Fatalf("SplitStatements = %q", got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("statement %d = %q, want %q", i, got[i], want[i])
-		}
 	}
 }
 

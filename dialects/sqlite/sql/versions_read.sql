@@ -1,2 +1,2 @@
--- The applied migration versions.
-SELECT version FROM {{table}}_migrations
+-- The recorded migrations: version and name (Migrate renumbers by name).
+SELECT version, name FROM {{table}}_migrations

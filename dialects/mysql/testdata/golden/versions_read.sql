@@ -1,4 +1,4 @@
 -- table: outbox
-SELECT version FROM outbox_migrations
+SELECT version, name FROM outbox_migrations
 -- table: app.jit_outbox
-SELECT version FROM app.jit_outbox_migrations
+SELECT version, name FROM app.jit_outbox_migrations

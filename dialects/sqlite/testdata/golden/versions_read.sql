@@ -1,4 +1,4 @@
 -- table: outbox
-SELECT version FROM outbox_migrations
+SELECT version, name FROM outbox_migrations
 -- table: jit_outbox
-SELECT version FROM jit_outbox_migrations
+SELECT version, name FROM jit_outbox_migrations

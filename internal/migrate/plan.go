@@ -1,4 +1,4 @@
-package sqlkit
+package migrate
 
 import (
 	"context"
@@ -26,27 +26,32 @@ func (m Migration) Plan() dialects.Migration {
 
 // Pending returns the migrations Run would apply on q's database, reading
 // only: VersionsExists tells whether the version table exists (a missing
-// one is read as no version applied), and a table made before versioned
-// migrations counts as version 1, as in Run.
+// one is read as no version applied), a table made before versioned
+// migrations counts as version 1, and recorded versions are renumbered by
+// name, as in Run.
 func (m *Migrator) Pending(ctx context.Context, q dialects.Querier) ([]dialects.Migration, error) {
-	applied := map[int]bool{}
+	recorded := map[int]string{}
 	var one int
 	switch err := q.QueryRowContext(ctx, m.VersionsExists).Scan(&one); {
 	case err == nil:
 		var err error
-		if applied, err = m.applied(ctx, q); err != nil {
+		if recorded, err = m.recorded(ctx, q); err != nil {
 			return nil, err
 		}
 	case !errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("%s: migrate plan: look for the version table: %w", m.Name, err)
 	}
-	if len(applied) == 0 {
+	if len(recorded) == 0 && m.LegacyExists != "" {
 		switch err := q.QueryRowContext(ctx, m.LegacyExists).Scan(&one); {
 		case err == nil:
-			applied[1] = true
+			recorded[1] = m.Migrations[0].Name
 		case !errors.Is(err, sql.ErrNoRows):
 			return nil, fmt.Errorf("%s: migrate plan: look for an existing table: %w", m.Name, err)
 		}
+	}
+	_, applied, err := m.reconcile(recorded)
+	if err != nil {
+		return nil, err
 	}
 	out := []dialects.Migration{}
 	for _, mig := range m.Migrations {

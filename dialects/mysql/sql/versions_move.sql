@@ -1,0 +1,3 @@
+-- Renumbers a recorded migration whose number changed. Args: new version,
+-- recorded version.
+UPDATE {{table}}_migrations SET version = ? WHERE version = ?

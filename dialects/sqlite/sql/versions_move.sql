@@ -1,0 +1,3 @@
+-- Renumbers a recorded migration whose number changed. ?1 new version,
+-- ?2 recorded version.
+UPDATE {{table}}_migrations SET version = ?1 WHERE version = ?2
