@@ -34,7 +34,7 @@ func (e *env) corruptions() []corruption {
 	case "mysql":
 		cs = append(cs,
 			// TEXT takes any text: a non-strict server truncated over-long
-			// headers into invalid JSON before migration 004.
+			// headers into invalid JSON before migration 006.
 			corruption{"headers-invalid", "headers", `headers = '{"k": "v'`, `{"k": "v`, "unexpected end of JSON input"},
 			corruption{"critical-5", "critical", "critical = 5", "5", "bool"})
 	case "sqlite":

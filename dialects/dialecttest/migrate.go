@@ -2,6 +2,8 @@ package dialecttest
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -263,4 +265,90 @@ func containsID(recs []dialects.Record, id string) bool {
 		}
 	}
 	return false
+}
+
+// testRenumber migrates a table the way code of an earlier numbering did,
+// writes rows, and checks that Migrate renumbers the recorded versions by
+// name (versions 1..N in this code's numbering, each name once), applies
+// what the old numbering lacked, and keeps the rows, which a relay of this
+// version then reads and marks.
+func testRenumber(t *testing.T, tgt Target) {
+	if tgt.MigrateNamed == nil || len(tgt.OldNumberings) == 0 {
+		t.Skip("Target.MigrateNamed or OldNumberings not set")
+	}
+	d, err := tgt.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := d.PendingMigrations(t.Context(), tgt.Open(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, m := range all {
+		want = append(want, fmt.Sprintf("%d:%s", m.Version, m.Name))
+	}
+	for _, names := range tgt.OldNumberings {
+		t.Run(strings.Join(names[len(names)-1:], ""), func(t *testing.T) {
+			db := tgt.Open(t)
+			tgt.MigrateNamed(t, db, d, names...)
+			e := newEnv(t, tgt, db, d)
+			if got := e.versions(); len(got) != len(names) || got[len(got)-1] != fmt.Sprintf("%d:%s", len(names), names[len(names)-1]) {
+				t.Fatalf("old numbering recorded %v", got)
+			}
+			e.loadParts()
+			evs := e.events("a", "b", "a", "c")
+			e.insert(evs...)
+			p, err := d.PendingMigrations(e.ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range p {
+				if slices.Contains(names, m.Name) {
+					t.Fatalf("PendingMigrations on the old numbering lists %03d_%s, which it applied", m.Version, m.Name)
+				}
+			}
+			if len(p) != len(all)-len(names) {
+				t.Fatalf("PendingMigrations on the old numbering: %d, want %d", len(p), len(all)-len(names))
+			}
+			if err := d.Migrate(e.ctx, db); err != nil {
+				t.Fatalf("Migrate over the old numbering: %v", err)
+			}
+			if got := e.versions(); !equalStrings(got, want) {
+				t.Fatalf("versions after Migrate = %v, want %v", got, want)
+			}
+			if p, err := d.PendingMigrations(e.ctx, db); err != nil || len(p) != 0 {
+				t.Fatalf("PendingMigrations after Migrate: %v, %v", p, err)
+			}
+			got := e.readAll(0)
+			wantIDs(t, "read after renumbering", got, evs...)
+			s := e.own("r")
+			if n := e.mark(s.Token(), seqs(got), 0); n != int64(len(evs)) {
+				t.Fatalf("Mark after renumbering: %d, want %d", n, len(evs))
+			}
+		})
+	}
+}
+
+// versions returns the version table as "version:name" in version order.
+func (e *env) versions() []string {
+	e.t.Helper()
+	rows, err := e.db.QueryContext(e.ctx, "SELECT version, name FROM "+e.d.Table()+"_migrations ORDER BY version")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v int
+		var name string
+		if err := rows.Scan(&v, &name); err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d:%s", v, name))
+	}
+	if err := rows.Err(); err != nil {
+		e.t.Fatal(err)
+	}
+	return out
 }

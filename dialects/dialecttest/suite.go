@@ -44,6 +44,13 @@ type Target struct {
 	// release (its newest migration) with d's options, as d.Migrate would
 	// have then. Nil skips the test of the migrations added since.
 	Previous func(t testing.TB, db *sql.DB, d dialects.Dialect)
+	// MigrateNamed migrates the database the way code of an earlier
+	// numbering did: d's migrations named names, applied in that order
+	// and recorded as versions 1, 2, 3... Nil skips the renumbering test.
+	MigrateNamed func(t testing.TB, db *sql.DB, d dialects.Dialect, names ...string)
+	// OldNumberings are the migration names, in version order, that code
+	// of an earlier numbering recorded (one list per deployed state).
+	OldNumberings [][]string
 	// Leases is true for dialects whose sessions keep leases renewed by
 	// Check (SQLite) instead of locks that die with a connection: a
 	// session then dies by not calling Check for Lease, and WaitChange
@@ -98,6 +105,7 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("SchemaText", func(t *testing.T) { testSchemaText(t, tgt) })
 	t.Run("Partitions", func(t *testing.T) { testPartitions(t, tgt) })
 	t.Run("Upgrade", func(t *testing.T) { testUpgrade(t, tgt) })
+	t.Run("Renumber", func(t *testing.T) { testRenumber(t, tgt) })
 	t.Run("InsertCommitRollback", func(t *testing.T) { testInsertCommitRollback(t, tgt) })
 	t.Run("InsertSplit", func(t *testing.T) { testInsertSplit(t, tgt) })
 	t.Run("RoundTrip", func(t *testing.T) { testRoundTrip(t, tgt) })

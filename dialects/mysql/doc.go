@@ -47,9 +47,9 @@
 // characters, so that every index, constraint and side-table name derived
 // from it fits the 64-character identifier limit.
 //
-// Headers are LONGTEXT since migration 004 (TEXT before: a server not in
+// Headers are LONGTEXT since migration 006 (TEXT before: a server not in
 // strict mode cut headers past 65,535 bytes into invalid JSON, which reads
-// report as a bad row, dialects.RowError). Migration 004 copies the table
+// report as a bad row, dialects.RowError). Migration 006 copies the table
 // once (ALGORITHM=COPY: writes wait for it) and adds a CHECK that the
 // partition is in [0, P); on MySQL 8 it stops on an existing row outside
 // it (MariaDB keeps such rows unchecked; Stats counts them).

@@ -43,9 +43,16 @@ func target(parseTime bool) dialecttest.Target {
 		WithPartitions: func(n int) (dialects.Dialect, error) { return mysql.New(mysql.WithPartitions(n)) },
 		Legacy:         createLegacy,
 		Previous:       migratePrevious,
-		KillSession:    killSession,
-		MaxTableName:   mysql.MaxTableName,
-		IdentLimit:     64,
+		MigrateNamed:   migrateNamed,
+		// Deployed before the numbering was one across databases: 004 and
+		// 005 were the part check and the critical index.
+		OldNumberings: [][]string{
+			{"outbox", "partitions", "idempotency_keys", "headers_longtext_part_check"},
+			{"outbox", "partitions", "idempotency_keys", "headers_longtext_part_check", "critical_index"},
+		},
+		KillSession:  killSession,
+		MaxTableName: mysql.MaxTableName,
+		IdentLimit:   64,
 	}
 }
 
@@ -161,5 +168,14 @@ func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
 	t.Helper()
 	if err := mysql.MigrateTo(t.Context(), d.(*mysql.Dialect), db, 3); err != nil {
 		t.Fatalf("migrate to 003: %v", err)
+	}
+}
+
+// migrateNamed migrates db as code of an earlier numbering did: the
+// migrations named names, recorded as versions 1, 2, 3...
+func migrateNamed(t testing.TB, db *sql.DB, d dialects.Dialect, names ...string) {
+	t.Helper()
+	if err := mysql.MigrateNamed(t.Context(), d.(*mysql.Dialect), db, names...); err != nil {
+		t.Fatalf("migrate %v: %v", names, err)
 	}
 }

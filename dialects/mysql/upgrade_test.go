@@ -191,13 +191,13 @@ func allParts(n int) []int {
 	return out
 }
 
-// TestHeadersTruncatedBefore004: on the previous release's schema (headers
+// TestHeadersTruncatedBefore006: on the previous release's schema (headers
 // TEXT), a server not in strict mode cuts headers past 65,535 bytes into
 // invalid JSON; the read returns that row marked bad (column headers)
-// instead of failing. Migration 004 keeps the row and makes headers
-// LONGTEXT: the same write is then stored whole. A 004 cut short (its
+// instead of failing. Migration 006 keeps the row and makes headers
+// LONGTEXT: the same write is then stored whole. A 006 cut short (its
 // version not recorded) runs again.
-func TestHeadersTruncatedBefore004(t *testing.T) {
+func TestHeadersTruncatedBefore006(t *testing.T) {
 	db, _ := openMySQL(t, true)
 	db.SetMaxOpenConns(1) // the session's sql_mode holds for every statement
 	ctx := t.Context()
@@ -248,12 +248,12 @@ func TestHeadersTruncatedBefore004(t *testing.T) {
 	if err := d.Migrate(ctx, db); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	// Cut short: 004's version not recorded; it runs again and does nothing.
-	if _, err := db.ExecContext(ctx, `DELETE FROM outbox_migrations WHERE version = 4`); err != nil {
+	// Cut short: 006's version not recorded; it runs again and does nothing.
+	if _, err := db.ExecContext(ctx, `DELETE FROM outbox_migrations WHERE version = 6`); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Migrate(ctx, db); err != nil {
-		t.Fatalf("Migrate over a half-applied 004: %v", err)
+		t.Fatalf("Migrate over a half-applied 006: %v", err)
 	}
 	var typ string
 	var checks int
@@ -264,13 +264,13 @@ func TestHeadersTruncatedBefore004(t *testing.T) {
 		t.Fatal(err)
 	}
 	if typ != "longtext" || checks != 1 {
-		t.Fatalf("after 004: headers %s, %d part checks; want longtext and 1", typ, checks)
+		t.Fatalf("after 006: headers %s, %d part checks; want longtext and 1", typ, checks)
 	}
 	whole := ev("00000000-0000-7000-8000-000000000002", "b")
 	insert(whole)
 	recs = read()
 	if len(recs) != 2 || recs[0].ID != cut.ID || recs[0].Bad == nil || recs[1].Bad != nil ||
 		recs[1].Headers["X-Big"] != whole.Headers["X-Big"] {
-		t.Fatalf("read after 004: %d rows; want the cut row still bad and the new one whole", len(recs))
+		t.Fatalf("read after 006: %d rows; want the cut row still bad and the new one whole", len(recs))
 	}
 }

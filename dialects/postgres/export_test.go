@@ -21,6 +21,7 @@ func MigrateTo(ctx context.Context, d *Dialect, db *sql.DB, version int) error {
 	saved := d.migrator
 	defer func() { d.migrator = saved }()
 	d.migrator.Migrations = saved.Migrations[:version]
+	d.migrator.Functions = nil // those of this version, installed after its migrations
 	return d.Migrate(ctx, db)
 }
 

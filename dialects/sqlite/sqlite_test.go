@@ -30,10 +30,17 @@ func target() dialecttest.Target {
 		WithPartitions: func(n int) (dialects.Dialect, error) { return sqlite.New(sqlite.WithPartitions(n)) },
 		Legacy:         createLegacy,
 		Previous:       migratePrevious,
-		Leases:         true,
-		Lease:          2 * time.Second,
-		SerialWriters:  true,
-		MaxTableName:   63,
+		MigrateNamed:   migrateNamed,
+		// Deployed before the numbering was one across databases: 005 and
+		// 006 were the part check and the critical index.
+		OldNumberings: [][]string{
+			{"outbox", "partitions", "idempotency_keys", "stats_indexes", "part_check"},
+			{"outbox", "partitions", "idempotency_keys", "stats_indexes", "part_check", "critical_index"},
+		},
+		Leases:        true,
+		Lease:         2 * time.Second,
+		SerialWriters: true,
+		MaxTableName:  63,
 	}
 }
 
@@ -100,5 +107,14 @@ func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
 	t.Helper()
 	if err := sqlite.MigrateTo(t.Context(), d.(*sqlite.Dialect), db, 4); err != nil {
 		t.Fatalf("migrate to 004: %v", err)
+	}
+}
+
+// migrateNamed migrates db as code of an earlier numbering did: the
+// migrations named names, recorded as versions 1, 2, 3...
+func migrateNamed(t testing.TB, db *sql.DB, d dialects.Dialect, names ...string) {
+	t.Helper()
+	if err := sqlite.MigrateNamed(t.Context(), d.(*sqlite.Dialect), db, names...); err != nil {
+		t.Fatalf("migrate %v: %v", names, err)
 	}
 }

@@ -1,0 +1,3 @@
+-- Empty on MySQL/MariaDB: Stats counts dead rows through claim_idx
+-- (state, seq), whose state = 2 range is what PostgreSQL's and SQLite's
+-- partial dead_idx of this version holds.

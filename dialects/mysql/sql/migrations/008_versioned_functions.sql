@@ -1,0 +1,3 @@
+-- Empty on MySQL/MariaDB: the relay's read and mark are plain statements
+-- (read.sql, mark.sql), not functions; on PostgreSQL this version is the
+-- one from which Migrate installs them under versioned names.
