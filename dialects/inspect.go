@@ -68,7 +68,9 @@ type Migration struct {
 	Name string
 	// SQL is the migration's SQL for this table, statements separated by
 	// ";\n"; a Go step between statements is shown as a comment line
-	// "-- step: <name> (Go)".
+	// "-- step: <name> (Go)", and a migration this database needs nothing
+	// of (an empty step, so that version N is the same schema on every
+	// database) as one comment line "-- empty: ...".
 	SQL string
 }
 

@@ -30,7 +30,14 @@ func testPartitionCheckUpgrade(t *testing.T, tgt Target) {
 	db := tgt.Open(t)
 	tgt.Previous(t, db, d)
 	e := newEnv(t, tgt, db, d)
-	e.loadParts() // writers and relays of this version run on the previous schema
+	// Writers of this version run on the previous schema, and relays too
+	// unless they need a later version (PostgreSQL: 008's functions, which
+	// Previous installed): the table has the default count then.
+	if _, err := d.Partitions(e.ctx, db); errors.Is(err, dialects.ErrSchemaVersion) {
+		e.parts = dialects.DefaultPartitions
+	} else {
+		e.loadParts()
+	}
 	good := e.events("a", "b", "c")
 	over, under := e.event("agg", "over"), e.event("agg", "under")
 	dead := e.event("agg", "dead")

@@ -42,7 +42,10 @@ type Target struct {
 	Legacy func(t testing.TB, db *sql.DB, d dialects.Dialect, rows []LegacyRow)
 	// Previous migrates the database to the schema of the previous
 	// release (its newest migration) with d's options, as d.Migrate would
-	// have then. Nil skips the test of the migrations added since.
+	// have then. Where relays of this version call what a later migration
+	// guarantees (PostgreSQL: the versioned functions of 008), Previous
+	// also installs it, so that the suite drives the old schema with this
+	// version's relay. Nil skips the test of the migrations added since.
 	Previous func(t testing.TB, db *sql.DB, d dialects.Dialect)
 	// MigrateNamed migrates the database the way code of an earlier
 	// numbering did: d's migrations named names, applied in that order

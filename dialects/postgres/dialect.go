@@ -17,7 +17,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
-//go:embed sql/*.sql sql/migrations/*.sql
+//go:embed sql/*.sql sql/migrations/*.sql sql/functions/*.sql
 var sqlFiles embed.FS
 
 // maxParams is PostgreSQL's bind-parameter limit per statement.
@@ -86,8 +86,13 @@ func New(opts ...Option) (*Dialect, error) {
 	if err != nil {
 		panic("postgres: " + err.Error()) // build-time invariant
 	}
+	fns, err := migrate.LoadFunctions(sqlFiles, "sql/functions", st.Render)
+	if err != nil {
+		panic("postgres: " + err.Error()) // build-time invariant
+	}
 	d.migrator = migrate.Migrator{
 		Migrations:     migs,
+		Functions:      fns,
 		CreateVersions: load("versions_create.sql"),
 		ReadVersions:   load("versions_read.sql"),
 		InsertVersion:  load("versions_insert.sql"),
@@ -99,8 +104,8 @@ func New(opts ...Option) (*Dialect, error) {
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
 		Name: "postgres",
-		// 005: the read function relays call (its read-ahead horizon).
-		Needed: 5,
+		// 008: the versioned functions relays call (read_v2, mark_v2).
+		Needed: 8,
 	}
 	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Dollar); err != nil {
 		panic("postgres: " + err.Error())
@@ -153,7 +158,8 @@ func (d *Dialect) Name() string { return "postgres" }
 func (d *Dialect) Table() string { return d.table }
 
 // Schema returns the DDL of every migration in order (Migrate applies the
-// missing ones), statements separated by ";\n". A new table made from it
+// missing ones), then the functions relays call (sql/functions/, which
+// Migrate installs after the migrations), statements separated by ";\n". A new table made from it
 // gets the dialect's partition count. To upgrade a table that has rows, use
 // Migrate: migration 002 sets the partition of existing rows in Go.
 func (d *Dialect) Schema() string { return d.migrator.Schema() }
@@ -161,8 +167,9 @@ func (d *Dialect) Schema() string { return d.migrator.Schema() }
 // MaxInsertRows is the most events one INSERT carries.
 func (d *Dialect) MaxInsertRows() int { return maxParams / d.insert.Columns() }
 
-// Migrate applies the missing migrations in one transaction under an
-// advisory lock; it is idempotent and safe to run from several processes
+// Migrate applies the missing migrations, then installs the functions
+// relays call (CREATE OR REPLACE), in one transaction under an advisory
+// lock; it is idempotent and safe to run from several processes
 // at once. A table made before versioned migrations counts as version 1.
 func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
 	tx, err := db.BeginTx(ctx, nil)

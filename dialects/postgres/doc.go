@@ -20,18 +20,20 @@
 // opens cancels those waits (pg_cancel_backend), so relays see a joiner at
 // once, and an idle relay sends no statement to watch.
 //
-// A read is one call of the <table>_read function: a plain SELECT that
+// A read is one call of the <table>_read_v2 function: a plain SELECT that
 // walks the pending rows in seq order (claim_idx) keeping the relay's
 // partitions and leaving out blocked aggregates, planned that way even
 // before statistics catch up with a fresh backlog. Marks and deletes are one
-// call of <table>_mark. Both are prepared once per connection; marks commit
+// call of <table>_mark_v2. Both are prepared once per connection; marks commit
 // without waiting for the WAL flush (a mark lost in a server crash only
 // means a later, duplicate publish).
 //
 // Schema: numbered migrations in sql/migrations/, recorded in
-// <table>_migrations; Dialect.Migrate applies the missing ones in one
-// transaction under an advisory lock, and Dialect.Schema returns them all
-// (statements separated by ";\n") for your own migration tool. The other
+// <table>_migrations, and the functions relays call in sql/functions/,
+// under versioned names (<table>_read_v2); Dialect.Migrate applies the
+// missing migrations and installs the functions in one transaction under
+// an advisory lock, and Dialect.Schema returns both (statements separated
+// by ";\n") for your own migration tool. The other
 // SQL lives in the package's sql/*.sql files, one statement each. Table names may be schema-qualified ("app.outbox") and are
 // used unquoted (folded to lower case); the table's own name has at most
 // MaxTableName (43) characters, so that every index and side-table name

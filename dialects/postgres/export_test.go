@@ -34,3 +34,14 @@ func Bind(d *Dialect, file string, args ...sql.NamedArg) (string, []any, error) 
 	}
 	return q.Bind(args...)
 }
+
+// InstallFunctions installs the functions relays of this version call, as
+// Migrate does after the migrations, whatever the table's version.
+func InstallFunctions(ctx context.Context, d *Dialect, db *sql.DB) error {
+	for _, f := range d.migrator.Functions {
+		if _, err := db.ExecContext(ctx, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -46,11 +46,12 @@ func target(driver string) dialecttest.Target {
 	}
 }
 
-// createLegacy creates d's table as migration 001 made it (the schema
-// before partitions, with no migrations table) and writes rows into it.
+// createLegacy creates d's table as the leased relay's migration 001 made
+// it (testdata/001_outbox_leased.sql: the schema before partitions, with
+// its claim functions and no migrations table) and writes rows into it.
 func createLegacy(t testing.TB, db *sql.DB, d dialects.Dialect, rows []dialecttest.LegacyRow) {
 	t.Helper()
-	b, err := os.ReadFile("sql/migrations/001_outbox.sql")
+	b, err := os.ReadFile("testdata/001_outbox_leased.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,10 +232,14 @@ func TestReadCriticalPlan(t *testing.T) {
 }
 
 // migratePrevious migrates db to the previous release's schema (migration
-// 005).
+// 005) and installs the functions relays of this version call (see
+// dialecttest.Target.Previous).
 func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
 	t.Helper()
 	if err := postgres.MigrateTo(t.Context(), d.(*postgres.Dialect), db, 5); err != nil {
 		t.Fatalf("migrate to 005: %v", err)
+	}
+	if err := postgres.InstallFunctions(t.Context(), d.(*postgres.Dialect), db); err != nil {
+		t.Fatalf("install this version's functions: %v", err)
 	}
 }

@@ -118,6 +118,9 @@ func TestLoad(t *testing.T) {
 	if strings.Contains(schema, "--") || !strings.HasSuffix(schema, "things_count AS SELECT count(*) AS n FROM things;\n") {
 		t.Fatalf("Schema() = %q: want no comments, the functions last", schema)
 	}
+	if plan := m.Migrations[1].Plan(); !strings.HasPrefix(plan.SQL, "-- empty") {
+		t.Fatalf("Plan of the empty step: %+v", plan)
+	}
 	if plan := m.Migrations[2].Plan(); !strings.Contains(plan.SQL, "-- step: fill (Go)") || plan.Version != 3 {
 		t.Fatalf("Plan of 003: %+v", plan)
 	}

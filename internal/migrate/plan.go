@@ -11,8 +11,11 @@ import (
 )
 
 // Plan returns the migration as dialects.Migration: its SQL with each Go
-// step shown as a comment line.
+// step shown as a comment line, and an empty step as a comment saying so.
 func (m Migration) Plan() dialects.Migration {
+	if len(m.Parts) == 0 {
+		return dialects.Migration{Version: m.Version, Name: m.Name, SQL: "-- empty: nothing to run on this database at this version"}
+	}
 	var parts []string
 	for _, p := range m.Parts {
 		if p.Step != "" {

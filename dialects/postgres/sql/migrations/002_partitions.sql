@@ -74,7 +74,10 @@ ALTER TABLE {{table}} DROP COLUMN IF EXISTS locked_until;
 -- synchronous_commit off: the COMMIT does not wait for the WAL flush. A
 -- mark lost in a server crash leaves its rows pending: they are published
 -- again, which at-least-once delivery allows (and JetStream's duplicate
--- window drops while it lasts, by Nats-Msg-Id).
+-- window drops while it lasts, by Nats-Msg-Id). Relays of this version
+-- call {{table}}_mark_v2 (sql/functions/mark_v2.sql, the same body); this
+-- one stays for the previous release's relays until a later release's
+-- migration drops it (docs/schema.md).
 CREATE OR REPLACE FUNCTION {{table}}_mark(p_token TEXT, p_seqs TEXT, p_unblock TEXT, p_at TIMESTAMPTZ)
 RETURNS BIGINT
 LANGUAGE plpgsql VOLATILE
@@ -101,80 +104,3 @@ BEGIN
     RETURN v_n;
 END
 $mark$
-;
--- A relay's read of its partitions: pending, due rows in seq order, without
--- any row of an aggregate blocked by an earlier row (dead, or retrying and
--- not yet due). A plain SELECT: no lock, no write; the relay's session
--- proves it owns the partitions. As a function so that, transaction-local
--- (set_config with is_local: the autocommit statement is the
--- transaction), the planner walks claim_idx in seq order and stops at the
--- limit (enable_sort and enable_bitmapscan off): on a freshly loaded
--- backlog, before statistics catch up, it otherwise fetched every pending
--- row of the partitions and sorted them for each read. A read ahead (p_after
--- > 0, while the relay's previous batch is in flight) leaves out every
--- aggregate that still has a pending row at or below p_after: such a row
--- committed after the previous read (a lower seq committing late) or is in
--- flight, and a later row of its aggregate must not go first (an
--- aggregate_idx probe per candidate, only in reads ahead). jit off: past
--- jit_above_cost JIT compiles for longer than the read takes.
-CREATE OR REPLACE FUNCTION {{table}}_read(p_parts TEXT, p_after BIGINT, p_now TIMESTAMPTZ, p_limit INTEGER)
-RETURNS TABLE (seq BIGINT, id TEXT, aggregate_type TEXT, aggregate_id TEXT, event_type TEXT, payload BYTEA,
-               content_type TEXT, headers TEXT, idempotency_key TEXT, critical BOOLEAN, created_at TIMESTAMPTZ,
-               attempts INTEGER, part INTEGER, payload_json TEXT)
-LANGUAGE plpgsql VOLATILE
-AS $read$
-DECLARE
-    v_parts INTEGER[] := p_parts::int[];
-BEGIN
-    PERFORM set_config('enable_sort', 'off', true);
-    PERFORM set_config('enable_bitmapscan', 'off', true);
-    PERFORM set_config('jit', 'off', true);
-    IF p_after = 0 THEN
-        RETURN QUERY
-        SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-               o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text
-        FROM {{table}} o
-        WHERE o.state = 0
-          AND o.part = ANY (v_parts)
-          AND o.next_attempt_at <= p_now
-          AND NOT EXISTS (
-              SELECT 1 FROM {{table}}_blocked b
-              WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
-                AND b.seq < o.seq AND (b.dead OR b.until > p_now)
-          )
-        ORDER BY o.seq
-        LIMIT p_limit;
-        RETURN;
-    END IF;
-    -- A read ahead looks at a window of 4 x p_limit candidates past
-    -- p_after only: when the batch in flight holds most aggregates, nearly
-    -- every candidate is left out, and an unbounded look would walk the
-    -- whole backlog to return nothing (2 and 4 relays drained 3-7x slower
-    -- than one that way). A short or empty result is followed by a read
-    -- from the start.
-    RETURN QUERY
-    SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-           o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text
-    FROM (
-        SELECT w.* FROM {{table}} w
-        WHERE w.state = 0
-          AND w.part = ANY (v_parts)
-          AND w.seq > p_after
-          AND w.next_attempt_at <= p_now
-        ORDER BY w.seq
-        LIMIT 4 * p_limit
-    ) o
-    WHERE NOT EXISTS (
-          SELECT 1 FROM {{table}}_blocked b
-          WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
-            AND b.seq < o.seq AND (b.dead OR b.until > p_now)
-      )
-      AND NOT EXISTS (
-          SELECT 1 FROM {{table}} e
-          WHERE e.state = 0 AND e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
-            AND e.seq <= p_after
-      )
-    ORDER BY o.seq
-    LIMIT p_limit;
-END
-$read$

@@ -13,10 +13,12 @@
 -- the published rows' dead entries included until vacuum, so in a drain
 -- of a backlog it was the largest part of the database's work per event.
 --
--- A new overload (five arguments): relays of the previous version call the
--- four-argument function of 002, which stays, so a rolling upgrade can
--- migrate first. The planner settings are those of 002's function, for
--- the same reasons.
+-- The planner settings: see sql/functions/read_v2.sql. Relays of this
+-- version call {{table}}_read_v2 (that file, the same body); this one stays
+-- for the previous release's relays until a later release's migration
+-- drops it (docs/schema.md). The four-argument {{table}}_read that 002 made
+-- before this version is called by no release still supported; a new table
+-- is not given it.
 CREATE OR REPLACE FUNCTION {{table}}_read(p_parts TEXT, p_after BIGINT, p_horizon BIGINT, p_now TIMESTAMPTZ, p_limit INTEGER)
 RETURNS TABLE (seq BIGINT, id TEXT, aggregate_type TEXT, aggregate_id TEXT, event_type TEXT, payload BYTEA,
                content_type TEXT, headers TEXT, idempotency_key TEXT, critical BOOLEAN, created_at TIMESTAMPTZ,
