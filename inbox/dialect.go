@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 //go:embed sql
@@ -28,12 +30,13 @@ const (
 
 // statements are one dialect's SQL, rendered for one table prefix.
 type statements struct {
-	record, storedHash                           string
-	orderEnsure, orderRead, orderAdvance         string
-	cleanupProcessed, cleanupAggregates          string
-	migrateLock, migrateUnlock                   string
-	versionsCreate, versionsRead, versionsInsert string
-	migrations                                   []migration
+	record, storedHash                   string
+	orderEnsure, orderRead, orderAdvance string
+	cleanupProcessed, cleanupAggregates  string
+	migrateLock, migrateUnlock           string
+	// migrator applies sql/<dialect>/migrations, the inbox's own line of
+	// migrations, recorded in <prefix>_migrations.
+	migrator migrate.Migrator
 	// maxText is the longest aggregate type, aggregate id and event type
 	// in characters the table holds (0: no limit).
 	maxText int
@@ -77,10 +80,13 @@ func loadStatements(d Dialect, prefix string) (*statements, error) {
 		cleanupAggregates: load("cleanup_aggregates.sql"),
 		migrateLock:       optional("migrate_lock.sql"),
 		migrateUnlock:     optional("migrate_unlock.sql"),
-		versionsCreate:    load("versions_create.sql"),
-		versionsRead:      load("versions_read.sql"),
-		versionsInsert:    load("versions_insert.sql"),
 		time:              func(t time.Time) any { return t.UTC().Truncate(time.Microsecond) },
+	}
+	st.migrator = migrate.Migrator{
+		CreateVersions: load("versions_create.sql"),
+		ReadVersions:   load("versions_read.sql"),
+		InsertVersion:  load("versions_insert.sql"),
+		Name:           "inbox",
 	}
 	if err != nil {
 		return nil, fmt.Errorf("inbox: %s: %w", d, err)
@@ -91,7 +97,9 @@ func loadStatements(d Dialect, prefix string) (*statements, error) {
 	case SQLite:
 		st.time = func(t time.Time) any { return t.UnixMicro() }
 	}
-	if st.migrations, err = loadMigrations(dir, render); err != nil {
+	st.migrator.Time = st.time
+	stripped := func(s string) string { return stripComments(render(s)) }
+	if st.migrator.Migrations, err = migrate.Load(sqlFiles, path.Join(dir, "migrations"), stripped); err != nil {
 		return nil, fmt.Errorf("inbox: %s: %w", d, err)
 	}
 	return st, nil

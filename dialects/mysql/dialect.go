@@ -208,36 +208,30 @@ func (d *Dialect) lockPrefix(ctx context.Context, q dialects.Querier) (string, e
 // at once. MySQL commits each DDL statement at once: a migration cut short
 // is not recorded and runs again from its start (its statements are
 // idempotent). A table made before versioned migrations counts as version 1.
-func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) (err error) {
+func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("mysql: migrate: %w", err)
 	}
+	defer conn.Close()
 	prefix, err := d.lockPrefix(ctx, conn)
 	if err != nil {
-		conn.Close()
 		return fmt.Errorf("mysql: migrate: %w", err)
 	}
-	var got sql.NullInt64
-	if err := sqlkit.QueryRow(ctx, conn, d.migrateLock, sql.Named("name", prefix+"migrate"), sql.Named("timeout", migrateWait)).Scan(&got); err != nil {
-		discard(conn) // the lock may have been granted before the error
+	name := prefix + "migrate"
+	lock, lockArgs, err := d.migrateLock.Bind(sql.Named("name", name), sql.Named("timeout", migrateWait))
+	if err != nil {
 		return fmt.Errorf("mysql: migrate: lock: %w", err)
 	}
-	if got.Int64 != 1 {
-		conn.Close()
-		return fmt.Errorf("mysql: migrate: another Migrate held the lock for %d s", migrateWait)
+	unlock, unlockArgs, err := d.migrateUnlock.Bind(sql.Named("name", name))
+	if err != nil {
+		return fmt.Errorf("mysql: migrate: unlock: %w", err)
 	}
-	defer func() {
-		var ok sql.NullInt64
-		if uerr := sqlkit.QueryRow(context.WithoutCancel(ctx), conn, d.migrateUnlock, sql.Named("name", prefix+"migrate")).Scan(&ok); uerr != nil {
-			discard(conn)
-			return
-		}
-		conn.Close()
-	}()
-	if err := d.migrator.Run(ctx, conn); err != nil {
+	if err := d.migrator.RunNamedLock(ctx, conn, migrate.Stmt{SQL: lock, Args: lockArgs},
+		migrate.Stmt{SQL: unlock, Args: unlockArgs}, migrateWait); err != nil {
 		return err
 	}
+	// On conn: a pool of one connection has no other while Migrate holds it.
 	if _, err := d.Partitions(ctx, conn); err != nil {
 		return err
 	}

@@ -172,19 +172,8 @@ func (d *Dialect) MaxInsertRows() int { return maxParams / d.insert.Columns() }
 // lock; it is idempotent and safe to run from several processes
 // at once. A table made before versioned migrations counts as version 1.
 func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("postgres: migrate: begin: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
-	if _, err := tx.ExecContext(ctx, d.migrateLock); err != nil {
-		return fmt.Errorf("postgres: migrate: lock: %w", err)
-	}
-	if err := d.migrator.Run(ctx, tx); err != nil {
+	if err := d.migrator.RunInTx(ctx, db, d.migrateLock); err != nil {
 		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("postgres: migrate: commit: %w", err)
 	}
 	if _, err := d.Partitions(ctx, db); err != nil {
 		return err

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"embed"
 	"fmt"
 	"strconv"
@@ -184,37 +183,13 @@ func (d *Dialect) MaxInsertRows() int { return maxVariables / d.insert.Columns()
 // ones wait for the busy timeout) whatever the DSN's _txlock. It is
 // idempotent. A table made before versioned migrations counts as version 1.
 func (d *Dialect) Migrate(ctx context.Context, db *sql.DB) error {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return fmt.Errorf("sqlite: migrate: begin: %w", err)
-	}
-	if err := d.migrator.Run(ctx, conn); err != nil {
-		rollback(conn)
+	if err := d.migrator.RunImmediate(ctx, db); err != nil {
 		return err
-	}
-	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-		rollback(conn)
-		return fmt.Errorf("sqlite: migrate: commit: %w", err)
 	}
 	if _, err := d.Partitions(ctx, db); err != nil {
 		return err
 	}
 	return nil
-}
-
-// rollback ends the transaction Migrate began on conn. When that fails the
-// connection is dropped instead of going back to the pool in the middle of
-// a transaction.
-func rollback(conn *sql.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-	}
 }
 
 // fillPartitions is migration 002's Go step: it sets the partition of the

@@ -1,1 +1,2 @@
-SELECT version FROM {{prefix}}_migrations
+-- The recorded migrations: version and name (Migrate renumbers by name).
+SELECT version, name FROM {{prefix}}_migrations
