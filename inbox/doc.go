@@ -68,6 +68,8 @@
 //
 // PostgreSQL, MySQL 8 / MariaDB 10.6+ and SQLite, each with its SQL in
 // sql/<dialect>/*.sql and its numbered migrations in
-// sql/<dialect>/migrations, recorded in <Table>_migrations. Schema returns
-// the DDL for a migration tool of your own.
+// sql/<dialect>/migrations, recorded in <Table>_migrations: a second line
+// of migrations, applied by the outbox dialects' migrator (one numbering
+// across the databases, as theirs). Schema returns the DDL for a
+// migration tool of your own.
 package inbox
