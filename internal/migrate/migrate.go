@@ -113,7 +113,7 @@ func Load(fsys fs.FS, dir string, render func(string) string) ([]Migration, erro
 
 // LoadFunctions reads dir's .sql files from fsys in name order, each
 // rendered with render: the current functions, which Run installs after
-// the migrations. A missing dir is no functions.
+// the migrations.
 func LoadFunctions(fsys fs.FS, dir string, render func(string) string) ([]string, error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -150,9 +150,9 @@ func (m *Migrator) Schema() string {
 	return strings.Join(out, ";\n") + ";\n"
 }
 
-// Migrator applies migrations through one connection or transaction. The
-// caller serialises concurrent Migrate calls with its database's lock
-// before calling Run.
+// Migrator applies migrations through one connection or transaction.
+// RunInTx, RunNamedLock and RunImmediate take the database's lock, so that
+// concurrent Migrate calls run one after the other, and call Run.
 type Migrator struct {
 	Migrations []Migration
 	// Functions are statements (CREATE OR REPLACE FUNCTION ...) that Run
