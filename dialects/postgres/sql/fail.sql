@@ -1,9 +1,6 @@
--- Records failed attempts on rows of partitions @token owns, and blocks
--- their aggregates where asked. @failures is a JSON array of
--- {"seq", "part", "at", "ai", "err", "next", "dead", "block"}. One
--- statement: the row updates and the blocks are data-modifying CTEs. The
--- fence is the row's own partition (t.part = owned.part): a failure that
--- names another partition changes nothing and records no block.
+-- Records failed attempts and blocks their aggregates in one statement
+-- (data-modifying CTEs). Fenced by the row's own partition: a failure naming
+-- a partition @token does not own changes nothing.
 WITH f AS (
     SELECT * FROM json_to_recordset(@failures::text::json)
         AS x(seq BIGINT, part INTEGER, "at" TEXT, ai TEXT, err TEXT, next TIMESTAMPTZ, dead BOOLEAN, block BOOLEAN)
@@ -17,8 +14,7 @@ WITH f AS (
     WHERE t.seq = owned.seq AND t.part = owned.part AND t.state = 0
     RETURNING t.seq
 ), released AS (
-    -- A dead row without a block (the relay's ReleaseOnDead) ends any
-    -- retry block of its aggregate: nothing holds it back any more.
+    -- A dead row without a block ends its aggregate's retry block.
     DELETE FROM {{table}}_blocked b
     USING owned JOIN upd ON upd.seq = owned.seq
     WHERE owned.dead AND NOT owned.block

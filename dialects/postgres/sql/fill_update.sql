@@ -1,3 +1,2 @@
--- Migration 002: sets partition @part on the rows of @seqs (an array
--- literal).
+-- Migration 002: sets partition @part on the rows of @seqs.
 UPDATE {{table}} SET part = @part WHERE seq = ANY (@seqs::text::bigint[])

@@ -1,6 +1,3 @@
--- Marks published at @at (NULL: deletes) the rows of @seqs (an array
--- literal) in partitions @token owns, and removes the retry blocks of
--- @unblock (an array literal of seqs, NULL for none). The statements live in
--- {{table}}_mark_v2 (sql/functions/mark_v2.sql): prepared once, no wait
--- for the WAL flush.
+-- Marks published (or deletes, @at NULL) the rows of @seqs in partitions
+-- @token owns and removes the retry blocks of @unblock; see mark_v2.sql.
 SELECT {{table}}_mark_v2(@token, @seqs, @unblock, @at)

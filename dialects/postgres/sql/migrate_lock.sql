@@ -1,3 +1,3 @@
--- Serialises concurrent Migrate calls (CREATE ... IF NOT EXISTS is not
--- race-free on PostgreSQL). Not part of Schema().
+-- Serialises concurrent Migrate calls: CREATE ... IF NOT EXISTS is not
+-- race-free on PostgreSQL.
 SELECT pg_advisory_xact_lock(hashtext('jitoutbox.migrate'))

@@ -1,9 +1,6 @@
--- The dead rows of events @ids (an array literal) back to pending, their
--- blocks removed, so each is published before the later rows of its
--- aggregate. Returns the count.
--- next_attempt_at goes back to the row's creation, never later than @now:
--- a requeued row that a relay's clock saw as not yet due, with its block
--- gone, would let the later rows of its aggregate pass it.
+-- Dead rows back to pending, their blocks removed. next_attempt_at goes back
+-- to created_at, never past @now: a row a relay's clock saw as not yet due,
+-- with its block gone, would let later rows of its aggregate pass it.
 WITH r AS (
     UPDATE {{table}} SET state = 0, attempts = 0, next_attempt_at = LEAST(@now, created_at)
     WHERE state = 2 AND id = ANY (@ids::text::uuid[])

@@ -1,3 +1,3 @@
--- On the session's connection (an answer proves it, and with it every
--- advisory lock it holds, alive): the partitions @token owns.
+-- On the session's connection: an answer proves it, and its advisory locks,
+-- alive.
 SELECT part FROM {{table}}_partitions WHERE owner = @token

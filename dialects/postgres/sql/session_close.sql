@@ -1,6 +1,5 @@
--- Ends a session on its connection: clears its partitions' owner, deletes
--- its relay row, frees every advisory lock the connection holds: the session
--- @token.
+-- Ends a session on its connection: clears its partitions, deletes its
+-- relay row, frees the connection's advisory locks.
 WITH u AS (
     UPDATE {{table}}_partitions SET owner = NULL WHERE owner = @token RETURNING 1
 ), d AS (

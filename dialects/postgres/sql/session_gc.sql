@@ -1,5 +1,4 @@
--- Forgets relay sessions registered before @before that are gone (their
--- member lock, in namespace @member_ns, is free).
+-- Forgets relay sessions registered before @before whose member lock is free.
 DELETE FROM {{table}}_relays r
 WHERE r.started_at < @before
   AND NOT EXISTS (

@@ -1,8 +1,6 @@
--- Run by a session that opens: interrupts every WaitChange of this table's
--- relays (a watch connection waiting for another relay's member lock,
--- namespace @member_ns), so that they read the relays again and watch the
--- right one; without it a relay that joined is watched by nobody until the
--- others' next rebalance, and its death goes unseen that long.
+-- Run by an opening session: interrupts the table's WaitChange calls so the
+-- relays watch the right neighbour; else a joiner's death goes unseen until
+-- the next rebalance.
 SELECT count(*) FILTER (WHERE pg_cancel_backend(l.pid))
 FROM pg_locks l
 WHERE l.locktype = 'advisory' AND NOT l.granted AND l.objsubid = 2

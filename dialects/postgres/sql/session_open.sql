@@ -1,7 +1,5 @@
--- Registers relay @name's session @token at @now and takes its member lock
--- (namespace @member_ns, the row's id) in the same statement, on the
--- session's own connection: the row is never visible without its lock
--- held. Returns the id.
+-- Registers a session and takes its member lock in one statement, on the
+-- session's connection: the row is never visible without its lock.
 WITH r AS (
     INSERT INTO {{table}}_relays (token, name, started_at) VALUES (@token, @name, @now) RETURNING id
 )

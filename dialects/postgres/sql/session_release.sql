@@ -1,5 +1,4 @@
--- Gives up the partitions @parts (an int array literal) that @token owns:
--- clears the owner, then frees each advisory lock (namespace @part_ns).
+-- Gives up partitions @token owns: clears the owner, frees each lock.
 WITH u AS (
     UPDATE {{table}}_partitions SET owner = NULL WHERE part = ANY (@parts::text::int[]) AND owner = @token RETURNING part
 )

@@ -1,6 +1,4 @@
--- Live relay sessions (member lock held: namespace @member_ns) and every
--- partition's owner. Rows: kind 'r' (token, id) or 'p' (partition, owner,
--- epoch, whether the owner is live).
+-- Live relay sessions and every partition's owner: kind 'r' or 'p' rows.
 WITH live AS (
     SELECT r.id, r.token FROM {{table}}_relays r
     WHERE EXISTS (

@@ -1,13 +1,7 @@
--- On a watch connection: blocks until the member lock of a relay's session
--- (namespace @member_ns, its id @relay) is free, then frees it again. The
--- relay after the caller in the ring: free once that relay is gone. The
--- caller's own, when it is alone: its session connection holds it, so the
--- wait is granted only if that connection died, and a joiner's kick
--- (session_kick.sql) cancels it like any other. It first checks that the live
--- relays are still those of the caller's view (@live: their ids, an int array
--- literal, sorted) and returns no row when not: a relay that joined after the
--- view was read and kicked before this wait began is seen at once instead of
--- at the next rebalance.
+-- On a watch connection: blocks until the member lock of relay @relay is
+-- free (the caller's own when alone: granted only if its session connection
+-- died), then frees it. Returns no row when the live relays differ from
+-- @live, so a relay that joined and kicked before this wait is seen at once.
 SELECT pg_advisory_lock(@member_ns::int, @relay::int), pg_advisory_unlock(@member_ns::int, @relay::int)
 FROM (
     SELECT COALESCE(array_agg(r.id ORDER BY r.id), '{}') AS ids FROM {{table}}_relays r

@@ -1,3 +1,2 @@
--- On a new watch connection: its backend's pid, which session_wait_cancel.sql
--- cancels when WaitChange's context ends.
+-- The watch connection's backend pid, for session_wait_cancel.sql.
 SELECT pg_backend_pid()

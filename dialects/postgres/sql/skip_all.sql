@@ -1,4 +1,4 @@
--- As skip_ids.sql for every dead row's block.
+-- As skip_ids.sql for every dead row.
 WITH d AS (
     DELETE FROM {{table}}_blocked b WHERE b.dead
     RETURNING 1

@@ -1,5 +1,4 @@
--- The outbox table's OID, resolved as every other statement resolves the
--- name (search_path for an unqualified one): the advisory lock namespaces
--- are derived from it, so that tables of one name in different schemas of
--- a database never share partition or relay locks.
+-- The table's OID, resolved like every statement (search_path): lock
+-- namespaces derive from it, so same-named tables in different schemas
+-- never share locks.
 SELECT '{{table}}'::regclass::oid::bigint

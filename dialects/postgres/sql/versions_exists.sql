@@ -1,3 +1,3 @@
--- A row when the <table>_migrations table exists (PendingMigrations reads
--- without creating it).
+-- Whether <table>_migrations exists: PendingMigrations reads without
+-- creating it.
 SELECT 1 WHERE to_regclass('{{table}}_migrations') IS NOT NULL

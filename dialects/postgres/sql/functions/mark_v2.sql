@@ -1,16 +1,7 @@
--- The relay's mark (mark.sql), installed by Migrate after the migrations
--- (CREATE OR REPLACE: every Migrate). A change to it is a new file under a
--- new name (mark_v3.sql creating {{table}}_mark_v3), never an edit of this
--- one. See docs/schema.md.
---
--- Marks (p_at set) or deletes (p_at NULL) the rows of p_seqs (an array
--- literal) in partitions p_token owns, removes the retry blocks of
--- p_unblock, and returns how many rows it changed. One prepared statement
--- (lib/pq: one round trip instead of two), and, transaction-local,
--- synchronous_commit off: the COMMIT does not wait for the WAL flush. A
--- mark lost in a server crash leaves its rows pending: they are published
--- again, which at-least-once delivery allows (and JetStream's duplicate
--- window drops while it lasts, by Nats-Msg-Id).
+-- Installed by every Migrate; a change is a new file and name (mark_v3),
+-- never an edit (docs/schema.md). A function so it is one prepared round
+-- trip; synchronous_commit off: a mark lost in a crash only republishes
+-- rows, which at-least-once delivery allows.
 CREATE OR REPLACE FUNCTION {{table}}_mark_v2(p_token TEXT, p_seqs TEXT, p_unblock TEXT, p_at TIMESTAMPTZ)
 RETURNS BIGINT
 LANGUAGE plpgsql VOLATILE

@@ -1,29 +1,11 @@
--- The relay's read (read.sql), installed by Migrate after the migrations
--- (CREATE OR REPLACE: every Migrate). A change to it is a new file under a
--- new name (read_v3.sql creating {{table}}_read_v3), never an edit of this
--- one: relays of the previous release keep calling this name while the
--- new one's relays start. See docs/schema.md.
---
--- A read from the start (p_after = 0) also returns the highest seq it saw
--- committed (max(seq), any state: the primary key's last visible entry, in
--- the read's snapshot). A read ahead (p_after > 0) of the same chain passes
--- it back as p_horizon: a candidate at or below it took its seq before the
--- read from the start, so an earlier row of its aggregate that committed
--- before it was visible to that read, which returned it (no horizon when a
--- block of the partitions existed: it may go mid-chain, and the rows behind
--- it were not read); the relay holds back the aggregates it skipped. Only
--- candidates above the horizon (rows that took their seq after the read
--- from the start) are probed in aggregate_idx for an earlier pending row
--- (a lower seq committing late).
---
--- A plain SELECT: no lock, no write; the relay's session proves it owns
--- the partitions. As a function so that, transaction-local (set_config
--- with is_local: the autocommit statement is the transaction), the planner
--- walks claim_idx in seq order and stops at the limit (enable_sort and
--- enable_bitmapscan off): on a freshly loaded backlog, before statistics
--- catch up, it otherwise fetched every pending row of the partitions and
--- sorted them for each read. jit off: past jit_above_cost JIT compiles for
--- longer than the read takes.
+-- Installed by every Migrate; a change is a new file and name (read_v3),
+-- never an edit (docs/schema.md). A plain SELECT; planner settings are set
+-- transaction-locally so it walks claim_idx in seq order and stops at the
+-- limit instead of sorting a fresh backlog; jit costs more than the read.
+-- A read from the start (p_after = 0) also returns its horizon, the highest
+-- seq in its snapshot. A read ahead probes aggregate_idx for an earlier
+-- pending row only for candidates above p_horizon: rows at or below it had
+-- earlier rows visible to that read (docs/guarantees.md).
 CREATE OR REPLACE FUNCTION {{table}}_read_v2(p_parts TEXT, p_after BIGINT, p_horizon BIGINT, p_now TIMESTAMPTZ, p_limit INTEGER)
 RETURNS TABLE (seq BIGINT, id TEXT, aggregate_type TEXT, aggregate_id TEXT, event_type TEXT, payload BYTEA,
                content_type TEXT, headers TEXT, idempotency_key TEXT, critical BOOLEAN, created_at TIMESTAMPTZ,
@@ -37,11 +19,8 @@ BEGIN
     PERFORM set_config('enable_bitmapscan', 'off', true);
     PERFORM set_config('jit', 'off', true);
     IF p_after = 0 THEN
-        -- The horizon is a scalar subquery of the same statement: the
-        -- same snapshot as the rows. No horizon (0) when a block of these
-        -- partitions exists: it may go while reads ahead run (a retry's
-        -- time passes, an operator skips or requeues a dead row), and the
-        -- rows it held back were not read.
+        -- The horizon shares the rows' snapshot. None (0) when a block of these
+        -- partitions exists: it may go mid-chain, and the rows it held were not read.
         RETURN QUERY
         SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
                o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text,
@@ -60,10 +39,8 @@ BEGIN
         LIMIT p_limit;
         RETURN;
     END IF;
-    -- A window of 4 x p_limit candidates past p_after: when the probe
-    -- leaves out most candidates, an unbounded look would walk the whole
-    -- backlog to return nothing. A short or empty result is followed by a
-    -- read from the start.
+    -- A window of 4 x p_limit: bounds the walk when the probe leaves out most
+    -- candidates; a short result is followed by a read from the start.
     RETURN QUERY
     SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
            o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text,

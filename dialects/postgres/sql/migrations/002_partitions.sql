@@ -1,26 +1,17 @@
--- Partitions owned by relays replace per-row leases and the claim lock.
--- Every row gets the partition of its aggregate (dialects.PartitionOf,
--- computed by the writer); one relay session at a time owns a partition,
--- holding an advisory lock on it on its session connection, and reads the
--- partition's pending rows with a plain SELECT.
+-- Partitions owned by relay sessions (advisory locks on their connections)
+-- replace per-row leases; the writer computes each row's part.
 ALTER TABLE {{table}} ADD COLUMN IF NOT EXISTS part INTEGER NOT NULL DEFAULT 0;
--- The table's partition count, fixed at creation.
 CREATE TABLE IF NOT EXISTS {{table}}_meta (
     partitions INTEGER NOT NULL CHECK (partitions BETWEEN 1 AND 4096),
     created_at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
 INSERT INTO {{table}}_meta (partitions) SELECT {{partitions}} WHERE NOT EXISTS (SELECT 1 FROM {{table}}_meta);
 -- step: fill-partitions
--- No default from now on: a writer of an older version, which does not
--- know partitions, fails loudly instead of writing rows no relay reads.
+-- No default: an older writer, which does not know partitions, fails loudly
+-- instead of writing rows no relay reads.
 ALTER TABLE {{table}} ALTER COLUMN part DROP DEFAULT;
--- No (part, seq) index: the relay's read walks claim_idx (pending rows in
--- seq order) and keeps its partitions' rows, which stops at the limit; an
--- index by partition would need a sort of every pending row of the
--- relay's partitions for each read. The hand-over check probes
--- aggregate_idx.
--- One row per partition: the owning session's token (the fence of every
--- mark and failure) and how many times it was taken.
+-- No (part, seq) index: the read walks claim_idx in seq order and stops at
+-- the limit, which a partition index would turn into a sort.
 CREATE TABLE IF NOT EXISTS {{table}}_partitions (
     part       INTEGER PRIMARY KEY,
     owner      TEXT,
@@ -31,8 +22,7 @@ CREATE TABLE IF NOT EXISTS {{table}}_partitions (
 INSERT INTO {{table}}_partitions (part)
 SELECT g FROM {{table}}_meta m, generate_series(0, m.partitions - 1) g
 ON CONFLICT (part) DO NOTHING;
--- Relay sessions. A session holds the advisory lock (namespace + 1, id)
--- while it lives; a row whose lock nobody holds is a relay that is gone.
+-- A session holds advisory lock (namespace + 1, id) while it lives.
 CREATE TABLE IF NOT EXISTS {{table}}_relays (
     id         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     token      TEXT NOT NULL UNIQUE,
@@ -40,9 +30,7 @@ CREATE TABLE IF NOT EXISTS {{table}}_relays (
     started_at TIMESTAMPTZ NOT NULL,
     expires_at TIMESTAMPTZ
 );
--- Aggregates held back behind a failed row: until `until` for a retry,
--- until requeued or skipped for a dead row. Small: one row per blocked
--- aggregate.
+-- Aggregates held back behind a failed row (retry or dead): one row each.
 CREATE TABLE IF NOT EXISTS {{table}}_blocked (
     part           INTEGER NOT NULL,
     aggregate_type TEXT    NOT NULL,
@@ -53,31 +41,20 @@ CREATE TABLE IF NOT EXISTS {{table}}_blocked (
     PRIMARY KEY (part, aggregate_type, aggregate_id)
 );
 CREATE INDEX IF NOT EXISTS {{name}}_blocked_seq_idx ON {{table}}_blocked (seq);
--- Rows backing off after a failure keep their aggregate held back.
 INSERT INTO {{table}}_blocked (part, aggregate_type, aggregate_id, seq, dead, until)
 SELECT DISTINCT ON (part, aggregate_type, aggregate_id) part, aggregate_type, aggregate_id, seq, FALSE, next_attempt_at
 FROM {{table}} WHERE state = 0 AND attempts > 0
 ORDER BY part, aggregate_type, aggregate_id, seq
 ON CONFLICT DO NOTHING;
--- What partitions make dead: the claim lock row, per-row leases and the
--- claim functions.
+-- Dead with partitions: the claim lock row, per-row leases, claim functions.
 DELETE FROM {{table}}_locks WHERE name = 'claim';
 DROP FUNCTION IF EXISTS {{table}}_claim(TEXT, TIMESTAMPTZ, TIMESTAMPTZ, INTEGER, TEXT, INTEGER);
 DROP FUNCTION IF EXISTS {{table}}_claim(TEXT, TIMESTAMPTZ, TIMESTAMPTZ, INTEGER, TEXT);
 DROP FUNCTION IF EXISTS {{table}}_mark(TEXT, TEXT, TIMESTAMPTZ);
 ALTER TABLE {{table}} DROP COLUMN IF EXISTS locked_by;
 ALTER TABLE {{table}} DROP COLUMN IF EXISTS locked_until;
--- Marks (p_at set) or deletes (p_at NULL) the rows of p_seqs (an array
--- literal) in partitions p_token owns, removes the retry blocks of
--- p_unblock, and returns how many rows it changed. One prepared statement
--- (lib/pq: one round trip instead of two), and, transaction-local,
--- synchronous_commit off: the COMMIT does not wait for the WAL flush. A
--- mark lost in a server crash leaves its rows pending: they are published
--- again, which at-least-once delivery allows (and JetStream's duplicate
--- window drops while it lasts, by Nats-Msg-Id). Relays of this version
--- call {{table}}_mark_v2 (sql/functions/mark_v2.sql, the same body); this
--- one stays for the previous release's relays until a later release's
--- migration drops it (docs/schema.md).
+-- Superseded by mark_v2 (functions/mark_v2.sql); kept for older relays until
+-- a later release drops it (docs/schema.md).
 CREATE OR REPLACE FUNCTION {{table}}_mark(p_token TEXT, p_seqs TEXT, p_unblock TEXT, p_at TIMESTAMPTZ)
 RETURNS BIGINT
 LANGUAGE plpgsql VOLATILE

@@ -1,11 +1,5 @@
--- Idempotency keys deduplicate: idempotency_key is unique per table where
--- it is not NULL (events without a key are not in the index). An INSERT
--- whose key is already in the table fails (SQLSTATE 23505 on this index;
--- the dialect reports it as dialects.ErrDuplicateIdempotencyKey); a
--- concurrent transaction with the same key waits for the first to end and
--- fails only if it commits. Rows that share a key in an existing table stop
--- the migration with an error naming them, before the index is built.
--- Building the index locks the table against writes for its duration (it
--- runs inside Migrate's transaction, so not CONCURRENTLY).
+-- Unique idempotency keys (SQLSTATE 23505, reported as
+-- ErrDuplicateIdempotencyKey). The Go step refuses existing duplicates; the
+-- build locks writes (inside Migrate's transaction: not CONCURRENTLY).
 -- step: check-idempotency-keys
 CREATE UNIQUE INDEX IF NOT EXISTS {{name}}_idempotency_key_idx ON {{table}} (idempotency_key) WHERE idempotency_key IS NOT NULL;

@@ -1,12 +1,6 @@
--- part gets a CHECK: 0 <= part < the table's partition count (from
--- {{table}}_meta, fixed at creation). A row outside it is in no partition
--- a relay owns, so it would never be published. Writers of every version
--- write PartitionOf(...) < P, so they are not affected. NOT VALID: the
--- existing rows are not scanned (no long lock on a large table) and rows
--- written before the check are kept; Stats counts them (BadPartition) and
--- the Inspector reports them (column part). New and updated rows are
--- checked. The bound is a literal (a CHECK cannot read another table),
--- built from the meta row.
+-- A row's part must be below the partition count, or no relay reads it.
+-- NOT VALID: no scan or long lock; older bad rows stay (Stats reports them).
+-- The bound is a literal since a CHECK cannot read the meta table.
 DO $part_check$
 DECLARE
     n INTEGER;

@@ -1,7 +1,2 @@
--- From this version on, Migrate installs the functions relays call under
--- versioned names, after the migrations and in the same transaction:
--- sql/functions/read_v2.sql ({{table}}_read_v2) and mark_v2.sql
--- ({{table}}_mark_v2). A table at this version has them, so it is the
--- version a relay of this code needs. {{table}}_read (005, five arguments)
--- and {{table}}_mark (002, four arguments) stay for the previous release's
--- relays; a migration of a later release drops them (docs/schema.md).
+-- Marks the version from which Migrate installs functions/*.sql (read_v2,
+-- mark_v2); relays of this code need it. See docs/schema.md.
