@@ -1,3 +1,3 @@
--- The connection's current database: with the table name, it names the
--- table's GET_LOCK locks, which are server-wide, not per database.
+-- The current database: GET_LOCK names are server-wide, so lock names
+-- include it.
 SELECT COALESCE(DATABASE(), '')

@@ -1,4 +1,3 @@
--- The hand-over on MySQL 8 (no INSERT ... RETURNING): after the INSERT, in
--- the same transaction, the (seq, id, free) rows of the inserted events
--- @ids.
+-- The hand-over on MySQL 8, which has no INSERT ... RETURNING: the inserted
+-- rows, read back in the same transaction.
 SELECT seq, id, TRUE FROM {{table}} WHERE id IN (@ids...)

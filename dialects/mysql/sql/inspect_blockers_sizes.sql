@@ -1,7 +1,4 @@
--- inspect_blockers.sql without the payload: the same columns with NULL for
--- payload and payload_json, then the payload's length in bytes
--- (ListSummaries, BlockerSummaries: pages that show no payload never fetch
--- it).
+-- inspect_blockers.sql with NULL payloads and the payload length instead.
 SELECT b.aggregate_type, b.aggregate_id,
        (SELECT COUNT(*) FROM {{table}} e WHERE e.aggregate_type = b.aggregate_type
            AND e.aggregate_id = b.aggregate_id AND e.state = 0 AND e.part = b.part),

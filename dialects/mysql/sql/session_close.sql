@@ -1,3 +1,2 @@
--- Ends session @token on its connection, step 1: clears its partitions'
--- owner.
+-- Ends a session, step 1: clears its partitions' owner.
 UPDATE {{table}}_partitions SET owner = NULL WHERE owner = @token

@@ -1,2 +1,2 @@
--- Ends session @token, step 2: deletes its relay row.
+-- Ends a session, step 2: deletes its relay row.
 DELETE FROM {{table}}_relays WHERE token = @token

@@ -1,4 +1,3 @@
--- Forgets relay sessions registered before @before that are gone (their
--- member lock, named @member_prefix + id, is free).
+-- Forgets relay sessions registered before @before whose member lock is free.
 DELETE FROM {{table}}_relays
 WHERE IS_USED_LOCK(CONCAT(@member_prefix, id)) IS NULL AND started_at < @before

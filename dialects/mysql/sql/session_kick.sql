@@ -1,7 +1,4 @@
--- Run by a session that opens: finds every WaitChange of this table's
--- relays (a watch connection in GET_LOCK, marked by the comment of
--- session_wait.sql), so that the new session interrupts them (KILL QUERY)
--- and they read the relays again and watch the right one; without it a
--- relay that joined is watched by nobody until the others' next
--- rebalance. @pattern: the LIKE pattern of the marker.
+-- Run by an opening session: finds the table's WaitChange calls (by the
+-- {{watch}} comment of session_wait.sql) to KILL QUERY them, so relays watch
+-- the right neighbour; else a joiner goes unwatched until the next rebalance.
 SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE @pattern AND ID <> CONNECTION_ID()

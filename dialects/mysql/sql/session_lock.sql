@@ -1,3 +1,2 @@
--- Takes a session's member lock @name, at once or not at all.
--- Returns 1 when taken.
+-- Takes a session's member lock, at once or not at all.
 SELECT GET_LOCK(@name, 0)

@@ -1,4 +1,3 @@
--- Registers relay @name's session @token at @now, in a transaction on the
--- session's connection that also takes its member lock (session_lock.sql)
--- before COMMIT: the row is never visible without its lock held.
+-- Registers a session in a transaction that takes its member lock before
+-- COMMIT: the row is never visible without its lock.
 INSERT INTO {{table}}_relays (token, name, started_at) VALUES (@token, @name, @now)

@@ -1,5 +1,4 @@
--- Frees the locks (named @part_prefix + partition) of the partitions
--- @parts this connection holds.
+-- Frees the partition locks of @parts this connection holds.
 SELECT part, RELEASE_LOCK(CONCAT(@part_prefix, part))
 FROM {{table}}_partitions
 WHERE part IN (@parts...) AND IS_USED_LOCK(CONCAT(@part_prefix, part)) = CONNECTION_ID()

@@ -1,6 +1,4 @@
--- Live relay sessions (member lock, named @member_prefix + id, held) and
--- every partition's owner. Rows: kind 'r' (id, token) or 'p' (partition,
--- owner, epoch, whether the owner is a live session).
+-- Live relay sessions and every partition's owner: kind 'r' or 'p' rows.
 WITH live AS (
     SELECT r.id, r.token FROM {{table}}_relays r WHERE IS_USED_LOCK(CONCAT(@member_prefix, r.id)) IS NOT NULL
 )

@@ -1,4 +1,3 @@
--- On a new watch connection: its server thread id, which WaitChange kills
--- (KILL QUERY) once its context ended: the driver only closes the client
--- side, and the server thread would go on waiting until it notices.
+-- The watch connection's thread id: WaitChange KILLs its query when its
+-- context ends, as the driver only closes the client side.
 SELECT CONNECTION_ID()

@@ -1,3 +1,2 @@
--- As skip_ids.sql for every dead row: the blocks of dead rows are the dead
--- blocks.
+-- As skip_ids.sql for every dead row.
 DELETE FROM {{table}}_blocked WHERE dead

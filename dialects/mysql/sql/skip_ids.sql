@@ -1,5 +1,4 @@
--- Removes the blocks of the dead rows of events @ids (which stay dead), so
--- that the later rows of their aggregates flow: Skip, and Requeue before
--- requeue_ids.sql (one transaction).
+-- Removes the blocks of dead rows, which stay dead, so later rows of their
+-- aggregates flow (also Requeue's first step).
 DELETE b FROM {{table}}_blocked b JOIN {{table}} o ON o.seq = b.seq
 WHERE o.state = 2 AND o.id IN (@ids...)

@@ -1,3 +1,3 @@
--- Records an applied migration. Args: version, name, applied at.
+-- Records an applied migration: version, name, applied at.
 INSERT INTO {{table}}_migrations (version, name, applied_at) VALUES (?, ?, ?)
 ON DUPLICATE KEY UPDATE version = version

@@ -1,3 +1,2 @@
--- Renumbers a recorded migration whose number changed. Args: new version,
--- recorded version.
+-- Renumbers a recorded migration: new version, recorded version.
 UPDATE {{table}}_migrations SET version = ? WHERE version = ?

@@ -1,7 +1,5 @@
--- jitoutbox outbox schema for MySQL 8 / MariaDB 10.6+. Indexes are declared
--- inside CREATE TABLE so that the schema is idempotent on both servers
--- (MySQL 8 has no CREATE INDEX IF NOT EXISTS). Times are DATETIME(6) in UTC.
--- utf8mb4_bin makes aggregate ids compare exactly, as on other databases.
+-- Indexes inside CREATE TABLE: MySQL 8 has no CREATE INDEX IF NOT EXISTS.
+-- utf8mb4_bin makes aggregate ids compare exactly; times are UTC.
 CREATE TABLE IF NOT EXISTS {{table}} (
     seq             BIGINT       NOT NULL AUTO_INCREMENT,
     id              VARCHAR(36)  NOT NULL,

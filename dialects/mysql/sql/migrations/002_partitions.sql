@@ -1,14 +1,7 @@
--- Partitions owned by relays replace per-row leases and the claim lock.
--- Every row gets the partition of its aggregate (dialects.PartitionOf,
--- computed by the writer); one relay session at a time owns a partition,
--- holding a GET_LOCK lock on it on its session connection, and reads the
--- partition's pending rows with a plain SELECT.
---
--- MySQL DDL commits at once, so a migration cut short is run again from
--- its start: every statement is idempotent. MySQL 8 has no ADD COLUMN IF
--- NOT EXISTS (MariaDB has), so conditional DDL is prepared from a look at
--- information_schema, on one connection (session variables):
--- @jit_schema is the table's database.
+-- Partitions owned by relay sessions (GET_LOCK on their connections)
+-- replace per-row leases. Every statement is idempotent (DDL commits at
+-- once); conditional DDL is prepared from information_schema in session
+-- variables, as MySQL 8 has no ADD COLUMN IF NOT EXISTS.
 SET @jit_schema = IF(LOCATE('.', '{{table}}') > 0, SUBSTRING_INDEX('{{table}}', '.', 1), DATABASE());
 SET @jit_sql = (
     SELECT IF(COUNT(*) = 0, 'ALTER TABLE {{table}} ADD COLUMN part INT NOT NULL DEFAULT 0', 'DO 0')
@@ -18,7 +11,6 @@ SET @jit_sql = (
 PREPARE jit_stmt FROM @jit_sql;
 EXECUTE jit_stmt;
 DEALLOCATE PREPARE jit_stmt;
--- The table's partition count, fixed at creation.
 CREATE TABLE IF NOT EXISTS {{table}}_meta (
     partitions INT         NOT NULL,
     created_at DATETIME(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
@@ -27,10 +19,9 @@ CREATE TABLE IF NOT EXISTS {{table}}_meta (
 INSERT INTO {{table}}_meta (partitions)
 SELECT {{partitions}} FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM {{table}}_meta);
 -- step: fill-partitions
--- No default from now on: a writer of an older version, which does not
--- know partitions, fails loudly instead of writing rows no relay reads.
+-- No default: an older writer, which does not know partitions, fails loudly
+-- instead of writing rows no relay reads.
 ALTER TABLE {{table}} ALTER COLUMN part DROP DEFAULT;
--- Pending rows by partition, for reads of few partitions.
 SET @jit_sql = (
     SELECT IF(COUNT(*) = 0, 'ALTER TABLE {{table}} ADD INDEX {{name}}_part_idx (state, part, seq)', 'DO 0')
     FROM information_schema.statistics
@@ -39,8 +30,6 @@ SET @jit_sql = (
 PREPARE jit_stmt FROM @jit_sql;
 EXECUTE jit_stmt;
 DEALLOCATE PREPARE jit_stmt;
--- One row per partition: the owning session's token (the fence of every
--- mark and failure) and how many times it was taken.
 CREATE TABLE IF NOT EXISTS {{table}}_partitions (
     part       INT          NOT NULL,
     owner      VARCHAR(255),
@@ -49,8 +38,7 @@ CREATE TABLE IF NOT EXISTS {{table}}_partitions (
     expires_at DATETIME(6),
     PRIMARY KEY (part)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
--- 0 .. partitions-1 from a 16 x 16 x 16 cross join (MySQL 8 caps a
--- recursive CTE at 1000 rows by default; 4096 partitions are allowed).
+-- A 16^3 cross join: a recursive CTE stops at 1000 rows by default.
 INSERT INTO {{table}}_partitions (part)
 SELECT g.n FROM (
     SELECT a.d + 16 * b.d + 256 * c.d AS n
@@ -66,9 +54,6 @@ SELECT g.n FROM (
 ) g
 JOIN {{table}}_meta m ON g.n < m.partitions
 ON DUPLICATE KEY UPDATE part = {{table}}_partitions.part;
--- Relay sessions. A session holds the GET_LOCK lock named after the
--- table's lock namespace and its id while it lives; a row whose lock
--- nobody holds is a relay that is gone.
 CREATE TABLE IF NOT EXISTS {{table}}_relays (
     id         BIGINT       NOT NULL AUTO_INCREMENT,
     token      VARCHAR(255) NOT NULL,
@@ -78,9 +63,7 @@ CREATE TABLE IF NOT EXISTS {{table}}_relays (
     PRIMARY KEY (id),
     UNIQUE KEY {{name}}_relays_token_uq (token)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
--- Aggregates held back behind a failed row: until `until` for a retry,
--- until requeued or skipped for a dead row. Small: one row per blocked
--- aggregate.
+-- Aggregates held back behind a failed row (retry or dead): one row each.
 CREATE TABLE IF NOT EXISTS {{table}}_blocked (
     part           INT          NOT NULL,
     aggregate_type VARCHAR(255) NOT NULL,
@@ -91,8 +74,6 @@ CREATE TABLE IF NOT EXISTS {{table}}_blocked (
     PRIMARY KEY (part, aggregate_type, aggregate_id),
     KEY {{name}}_blocked_seq_idx (seq)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
--- Rows backing off after a failure keep their aggregate held back, behind
--- its earliest such row.
 INSERT INTO {{table}}_blocked (part, aggregate_type, aggregate_id, seq, dead, `until`)
 SELECT o.part, o.aggregate_type, o.aggregate_id, o.seq, FALSE, o.next_attempt_at
 FROM {{table}} o
@@ -102,7 +83,6 @@ JOIN (
     GROUP BY part, aggregate_type, aggregate_id
 ) f ON f.seq = o.seq
 ON DUPLICATE KEY UPDATE seq = {{table}}_blocked.seq;
--- What partitions make dead: the claim lock row and per-row leases.
 DELETE FROM {{table}}_locks WHERE name = 'claim';
 SET @jit_sql = (
     SELECT IF(COUNT(*) = 0, 'DO 0', 'ALTER TABLE {{table}} DROP COLUMN locked_by, DROP COLUMN locked_until')

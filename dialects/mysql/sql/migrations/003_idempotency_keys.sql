@@ -1,17 +1,7 @@
--- Idempotency keys deduplicate: idempotency_key is unique per table. MySQL
--- and MariaDB have no partial index, and need none: InnoDB lets any number
--- of NULLs into a UNIQUE index, so events without a key never collide. An
--- INSERT whose key is already in the table fails (error 1062 on this
--- index; the dialect reports it as dialects.ErrDuplicateIdempotencyKey); a
--- concurrent transaction with the same key waits for the first to end and
--- fails only if it commits. The column's collation, utf8mb4_bin, compares
--- keys byte for byte, except that it pads: keys that differ only by
--- trailing spaces are the same key here. Rows that share a key in an
--- existing table stop the migration with an error naming them, before the
--- index is built.
---
--- DDL commits at once; the statement is conditional (MySQL 8 has no CREATE
--- INDEX IF NOT EXISTS), so a migration cut short runs again from its start.
+-- Unique idempotency keys (error 1062, reported as
+-- ErrDuplicateIdempotencyKey); InnoDB admits many NULLs, so no partial index
+-- is needed. utf8mb4_bin pads: keys differing only by trailing spaces
+-- collide. The Go step refuses existing duplicates; the DDL is conditional.
 -- step: check-idempotency-keys
 SET @jit_schema = IF(LOCATE('.', '{{table}}') > 0, SUBSTRING_INDEX('{{table}}', '.', 1), DATABASE());
 SET @jit_sql = (

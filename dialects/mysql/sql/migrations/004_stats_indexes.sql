@@ -1,3 +1,1 @@
--- Empty on MySQL/MariaDB: Stats counts dead rows through claim_idx
--- (state, seq), whose state = 2 range is what PostgreSQL's and SQLite's
--- partial dead_idx of this version holds.
+-- Empty: claim_idx (state, seq) already holds the dead rows as a range.
