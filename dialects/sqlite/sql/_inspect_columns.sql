@@ -1,9 +1,5 @@
--- The columns of an inspected row, in the order of sqlkit's rowScan (its
--- inspect scan order), ending with the table's partition count (the row's
--- partition must be below it), for the inspect_*.sql statements to include
--- as {{inspect_columns}}; the payload-less listings include them as
--- {{inspect_columns_without_payload}}, where each {{payload X}} column is
--- NULL instead of X.
+-- Columns of an inspected row in sqlkit rowScan's order, then the partition
+-- count; {{payload X}} is NULL in the payload-less variant.
 o.seq,
        o.id,
        o.aggregate_type,

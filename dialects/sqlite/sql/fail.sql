@@ -1,6 +1,5 @@
--- Records failed attempts on pending rows of partitions @token owns.
--- @failures is a JSON array of {"seq", "err", "next", "dead"}. Returns the
--- seqs changed (fail_block.sql blocks only those).
+-- Records failed attempts on rows of partitions @token owns; returns the
+-- seqs changed, which alone fail_block.sql may block.
 UPDATE {{table}} AS t
 SET attempts = t.attempts + 1, last_error = f.err, next_attempt_at = f.next,
     state = CASE WHEN f.dead THEN 2 ELSE 0 END

@@ -1,12 +1,6 @@
--- Blocks the aggregates of failed rows, in the transaction of fail.sql:
--- @blocks, a JSON array of {"seq", "next", "dead"} to block, of those among
--- @changed (a JSON array of the seqs fail.sql changed). The partition and
--- aggregate are the row's own. One block per aggregate: it stays on the
--- aggregate's earliest failed row (its dead flag is that row's), and it lasts
--- until the latest retry time of the aggregate's failed rows, so that a later
--- row backing off longer than the earliest still holds back the rows after it
--- (dialects.Dialect: a row is not read while an earlier row of its aggregate
--- is a retry not yet due).
+-- Blocks the failed rows' aggregates, in fail.sql's transaction. One block
+-- per aggregate: it stays on the earliest failed row and lasts until the
+-- latest retry behind it, so no later row overtakes one still backing off.
 INSERT INTO {{table}}_blocked AS b (part, aggregate_type, aggregate_id, seq, dead, until)
 SELECT o.part, o.aggregate_type, o.aggregate_id, o.seq, f.dead, f.next
 FROM (

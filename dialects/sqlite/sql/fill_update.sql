@@ -1,2 +1,2 @@
--- Migration 002: sets partition @part on the rows of @seqs (a JSON array).
+-- Migration 002: sets partition @part on the rows of @seqs.
 UPDATE {{table}} SET part = @part WHERE seq IN (SELECT value FROM json_each(@seqs))

@@ -1,5 +1,4 @@
--- Idempotency keys shared by several rows, most shared first (migration
--- 003 refuses to build the unique index over them).
+-- Keys shared by several rows: migration 003 refuses to index over them.
 SELECT idempotency_key, COUNT(*) AS n
 FROM {{table}}
 WHERE idempotency_key IS NOT NULL

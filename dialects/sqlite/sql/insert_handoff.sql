@@ -1,3 +1,2 @@
--- Multi-row INSERT for the in-memory hand-over: this prefix, insert_row.sql
--- once per event, then insert_handoff_tail.sql.
+-- Multi-row INSERT for the in-memory hand-over, ended by insert_handoff_tail.sql.
 INSERT INTO {{table}} (id, aggregate_type, aggregate_id, event_type, payload, content_type, headers, idempotency_key, critical, created_at, next_attempt_at, part) VALUES

@@ -1,10 +1,7 @@
--- Tail of insert_handoff.sql. Returns (seq, id, free) per row: free when
--- the row's aggregate has no pending row and no block visible to the
--- transaction other than the rows of this statement, so that handing it to
--- its partition's owner cannot overtake an earlier event of the aggregate.
--- SQLite evaluates RETURNING as each row is written, so the rows of this
--- statement are left out by id: rows of one aggregate inserted together are
--- free together. @ids is a JSON array of this statement's event ids.
+-- A row is free when its aggregate has no pending row or block other than
+-- this statement's rows, left out by @ids because SQLite evaluates RETURNING
+-- as each row is written: rows of one aggregate inserted together are free
+-- together.
 RETURNING seq, id,
     NOT EXISTS (
         SELECT 1 FROM {{table}} e

@@ -1,3 +1,2 @@
--- One row group of insert.sql and insert_handoff.sql, a parameter per
--- column.
+-- One row of insert.sql.
 (@id, @aggregate_type, @aggregate_id, @event_type, @payload, @content_type, @headers, @idempotency_key, @critical, @created_at, @next_attempt_at, @part)

@@ -1,7 +1,5 @@
--- inspect_blockers.sql without the payload: the same columns with NULL for
--- payload and payload_json, then the payload's length in bytes
--- (ListSummaries, BlockerSummaries: pages that show no payload never fetch
--- it). payload is a BLOB, so length() counts bytes without reading it.
+-- inspect_blockers.sql with NULL payloads and the payload length instead
+-- (length() of a BLOB does not read it).
 SELECT b.aggregate_type, b.aggregate_id,
        (SELECT count(*) FROM {{table}} e WHERE e.state = 0 AND e.part = b.part
            AND e.aggregate_type = b.aggregate_type AND e.aggregate_id = b.aggregate_id),

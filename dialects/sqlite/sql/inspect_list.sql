@@ -1,5 +1,4 @@
--- The rows in @state past seq @after, in seq order, up to @limit
--- (Inspector.List).
+-- The rows in @state past seq @after, in seq order (Inspector.List).
 SELECT {{inspect_columns}}
 FROM {{table}} o
 WHERE o.state = @state AND o.seq > @after

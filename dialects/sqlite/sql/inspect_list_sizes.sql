@@ -1,7 +1,4 @@
--- inspect_list.sql without the payload: the same columns with NULL for
--- payload and payload_json, then the payload's length in bytes
--- (ListSummaries, BlockerSummaries: pages that show no payload never fetch
--- it). payload is a BLOB, so length() counts bytes without reading it.
+-- inspect_list.sql with NULL payloads and the payload length instead.
 SELECT {{inspect_columns_without_payload}},
        COALESCE(length(o.payload), 0)
 FROM {{table}} o

@@ -1,10 +1,6 @@
--- For operators (Inspector.Ownership): the live relay sessions and every
--- partition's owner at @now, read without a session. A session is live while
--- its relay row's lease runs or while it owns a partition whose lease runs
--- (an owning session renews only those).
--- Rows: kind 'r' (relay id, token, name, started_at, 0, 1) or 'p'
--- (partition, owner, '', taken_at, epoch, whether the owner's lease on the
--- partition runs at @now).
+-- Live relay sessions and every partition's owner, read without a session.
+-- A session is live while its relay lease or a partition lease runs (an
+-- owning session renews only those). Rows: kind 'r' or 'p'.
 SELECT 'r', id, token, name, started_at, 0, 1 FROM {{table}}_relays r
 WHERE r.expires_at > @now
    OR EXISTS (SELECT 1 FROM {{table}}_partitions p WHERE p.owner = r.token AND p.expires_at > @now)

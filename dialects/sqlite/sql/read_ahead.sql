@@ -1,16 +1,7 @@
--- A relay's read ahead, while its previous batch is in flight: pending rows
--- of its partitions @parts (a JSON array) due at @now, past that batch
--- (seq > @after), in seq order, up to @limit, leaving out blocked
--- aggregates. A row above @horizon (the read from the start's: it took its
--- seq after that read) is also left out when its aggregate has a pending
--- row at or below @after (a lower seq that committed late: it must go
--- first); rows at or below it need no such look
--- (dialects.ReadResult.Horizon says why). It looks at a window of the first
--- @window candidates only: when that look leaves out most candidates, an
--- unbounded look would walk the whole backlog to return nothing. A short
--- or empty result is followed by a read from the start (read.sql). The
--- unary + keeps part out of index selection (see read.sql). The last
--- column (0) stands for the horizon a read ahead does not return.
+-- A read ahead past @after. Only rows above @horizon are checked for a
+-- pending row of their aggregate at or below @after (dialects.ReadResult.Horizon
+-- says why). The @window bounds the walk when that check leaves out most
+-- candidates; a short result is followed by a read from the start.
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
     SELECT w.* FROM {{table}} w

@@ -1,13 +1,6 @@
--- The relay's critical read (dialects.Dialect.ReadCritical): of the first
--- @window pending, time-critical rows due at @now of the partitions @parts in
--- seq order (critical_idx, migration critical_index), those whose
--- aggregate has no earlier pending row (aggregate_idx) and no block on an
--- earlier row, in seq order, up to @limit. The window bounds the work when
--- many time-critical rows wait behind earlier rows of their aggregates:
--- each candidate costs two index probes, and the rows past the window are
--- left to the relay's read. The unary + keeps part out of index selection
--- (see read.sql). The last column (0) stands for the horizon a read
--- returns.
+-- Time-critical due rows of @parts whose aggregate has no earlier pending row
+-- or block. The @window over critical_idx bounds the work when many wait
+-- behind earlier rows; the last column stands for a read's horizon.
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
     SELECT w.* FROM {{table}} w

@@ -1,3 +1,2 @@
--- Removes the blocks of the requeued rows @seqs (a JSON array), in the
--- requeue's transaction.
+-- Removes the blocks of the requeued rows, in the requeue's transaction.
 DELETE FROM {{table}}_blocked WHERE seq IN (SELECT value FROM json_each(@seqs))

@@ -1,2 +1,2 @@
--- Ends a session, first step: clears the owner of the partitions of @token.
+-- Ends a session, step 1: clears its partitions' owner.
 UPDATE {{table}}_partitions SET owner = NULL, expires_at = NULL WHERE owner = @token

@@ -1,2 +1,2 @@
--- Ends a session, second step: deletes the relay row of @token.
+-- Ends a session, step 2: deletes its relay row.
 DELETE FROM {{table}}_relays WHERE token = @token

@@ -1,4 +1,3 @@
--- Renews until @until the relay row of session @token, which owns no
--- partition. No row changed: the row was forgotten (its lease ran out
--- long ago); the session registers it again.
+-- Renews the relay row of a session that owns no partition; no row changed
+-- means it was forgotten, and the session registers again.
 UPDATE {{table}}_relays SET expires_at = @until WHERE token = @token

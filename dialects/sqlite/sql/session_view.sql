@@ -1,8 +1,5 @@
--- Live relay sessions and every partition's owner, at @now. A session is
--- live while its relay row's lease runs or while it owns a partition whose
--- lease runs (an owning session renews only those).
--- Rows: kind 'r' (token) or 'p' (partition, owner, epoch, whether the
--- owner's lease runs at @now).
+-- Live relay sessions and every partition's owner: kind 'r' or 'p' rows.
+-- A session is live while its relay lease or a partition lease runs.
 SELECT 'r', 0, token, 0, 1 FROM {{table}}_relays r
 WHERE r.expires_at > @now
    OR EXISTS (SELECT 1 FROM {{table}}_partitions p WHERE p.owner = r.token AND p.expires_at > @now)

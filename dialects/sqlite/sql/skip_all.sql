@@ -1,2 +1,2 @@
--- As skip_ids.sql for every dead row's block.
+-- As skip_ids.sql for every dead row.
 DELETE FROM {{table}}_blocked WHERE dead

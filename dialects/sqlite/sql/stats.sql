@@ -1,18 +1,7 @@
--- Stats: each part reads an index or a small table, never the published
--- rows one by one, so a scrape costs time bounded by the pending and dead
--- rows and the blocked aggregates, not by the rows kept for Retention:
---   pending count and oldest created_at: the pending rows, through the
---     partial claim index (state = 0);
---   dead count: the partial dead index (state = 2, migration 004);
---   published count: at most @cap entries of the partial cleanup index
---     (state = 1); above that the dialect estimates it from the seqs of
---     the oldest published row (first entry of the cleanup index) and of
---     the newest row (the rowid's last entry);
---   blocked aggregates: the blocked table (one row per blocked aggregate);
---   pending and dead rows with a partition outside [0, P): the pending
---     rows through the claim index, the dead rows through the dead index.
--- Columns: see sqlkit.ReadStats. dialects/sqlite's TestStatsCost checks
--- the plan.
+-- Each part reads an index or a small table, never the published rows, so a
+-- scrape's cost follows pending and dead rows, not Retention. Above @cap the
+-- published count is estimated from seqs (sqlkit.ReadStats); TestStatsCost
+-- checks the plan.
 SELECT
     (SELECT count(*) FROM {{table}} WHERE state = 0),
     (SELECT min(created_at) FROM {{table}} WHERE state = 0),

@@ -1,6 +1,5 @@
--- Takes or renews lease @name for @owner until @until, when it is free,
--- ran out by @now or is already @owner's. Returns a row only when @owner
--- holds the lease afterwards.
+-- Takes or renews lease @name for @owner when free, expired or already its.
+-- Returns a row only when @owner holds it afterwards.
 INSERT INTO {{table}}_locks (name, owner, locked_until) VALUES (@name, @owner, @until)
 ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, locked_until = excluded.locked_until
 WHERE {{table}}_locks.owner IS NULL OR {{table}}_locks.owner = excluded.owner

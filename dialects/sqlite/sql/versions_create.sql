@@ -1,5 +1,4 @@
--- The applied migrations. applied_at is written by the shared migrator as
--- a time value (text), not as unix microseconds like the outbox's times.
+-- applied_at is the shared migrator's time text, not unix microseconds.
 CREATE TABLE IF NOT EXISTS {{table}}_migrations (
     version    INTEGER PRIMARY KEY,
     name       TEXT NOT NULL,

@@ -1,3 +1,2 @@
--- Renumbers a recorded migration whose number changed. ?1 new version,
--- ?2 recorded version.
+-- Renumbers a recorded migration: ?1 new version, ?2 recorded version.
 UPDATE {{table}}_migrations SET version = ?1 WHERE version = ?2

@@ -1,2 +1,2 @@
--- The recorded migrations: version and name (Migrate renumbers by name).
+-- Recorded migrations; Migrate renumbers by name.
 SELECT version, name FROM {{table}}_migrations

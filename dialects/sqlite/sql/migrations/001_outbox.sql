@@ -1,6 +1,5 @@
--- jitoutbox outbox schema for SQLite. Times are INTEGER unix microseconds
--- (UTC), which sort and compare as numbers. seq uses AUTOINCREMENT so that a
--- sequence number is never reused after rows are deleted.
+-- Times are INTEGER unix microseconds (UTC), which compare as numbers.
+-- AUTOINCREMENT: a seq is never reused after rows are deleted.
 CREATE TABLE IF NOT EXISTS {{table}} (
     seq             INTEGER PRIMARY KEY AUTOINCREMENT,
     id              TEXT    NOT NULL UNIQUE,

@@ -1,3 +1,1 @@
--- Empty on SQLite: the read with a horizon (PostgreSQL's new <table>_read
--- function of this version) is the plain statement read.sql here, which
--- needs nothing in the schema.
+-- Empty: the read with a horizon is a plain statement here (read.sql).

@@ -1,3 +1,1 @@
--- Empty on SQLite: the relay's read and mark are plain statements
--- (read.sql, mark.sql), not functions; on PostgreSQL this version is the
--- one from which Migrate installs them under versioned names.
+-- Empty: the relay's read and mark are plain statements here, not functions.
