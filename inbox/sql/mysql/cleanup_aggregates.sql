@@ -1,3 +1,2 @@
--- Deletes the aggregates not updated since a time (aggregates_updated_idx).
--- Args: before, limit.
+-- Args: before, limit (aggregates_updated_idx).
 DELETE FROM {{prefix}}_aggregates WHERE updated_at < ? ORDER BY updated_at LIMIT ?

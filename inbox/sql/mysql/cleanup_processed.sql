@@ -1,3 +1,2 @@
--- Deletes the oldest processed ids older than a time (processed_at_idx).
--- Args: before, limit.
+-- Args: before, limit (processed_at_idx).
 DELETE FROM {{prefix}}_processed WHERE processed_at < ? ORDER BY processed_at LIMIT ?

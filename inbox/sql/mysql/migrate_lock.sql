@@ -1,4 +1,3 @@
--- Serialises concurrent Migrate calls, on Migrate's connection (MySQL DDL
--- is not transactional). Args: lock name, timeout in seconds. Returns 1
--- when taken. Not part of Schema().
+-- Serialises Migrate calls (MySQL DDL is not transactional). Args: lock
+-- name, timeout in seconds.
 SELECT GET_LOCK(?, ?)

@@ -1,5 +1,5 @@
--- Makes sure the aggregate has a row (last_seq 0) and locks it. Args:
--- aggregate type, aggregate id, now.
+-- Creates the aggregate's row if missing and locks it. Args: aggregate
+-- type, aggregate id, now.
 INSERT INTO {{prefix}}_aggregates (aggregate_type, aggregate_id, last_seq, updated_at)
 VALUES (?, ?, 0, ?)
 ON DUPLICATE KEY UPDATE last_seq = last_seq

@@ -1,5 +1,4 @@
--- Makes sure the aggregate has a row (last_seq 0), so that order_read can
--- lock it. $1 aggregate type, $2 aggregate id, $3 now.
+-- Creates the aggregate's row if missing, so order_read can lock it.
 INSERT INTO {{prefix}}_aggregates (aggregate_type, aggregate_id, last_seq, updated_at)
 VALUES ($1, $2, 0, $3)
 ON CONFLICT (aggregate_type, aggregate_id) DO NOTHING

@@ -1,2 +1,2 @@
--- The recorded migrations: version and name (Migrate renumbers by name).
+-- Migrate renumbers by name.
 SELECT version, name FROM {{prefix}}_migrations

@@ -1,10 +1,5 @@
--- jitoutbox inbox schema for MySQL 8 / MariaDB 10.6+. Indexes are declared
--- inside CREATE TABLE so that the schema is idempotent on both servers.
--- Times are DATETIME(6); utf8mb4_bin compares aggregate ids exactly.
--- {{prefix}}_processed holds one row per event applied (or skipped as out
--- of order) within the retention window: the primary key decides first
--- delivery against duplicate, the processed_at index keeps Cleanup's
--- batches cheap.
+-- Indexes inside CREATE TABLE: MySQL 8 has no CREATE INDEX IF NOT EXISTS.
+-- The processed primary key decides first delivery against duplicate.
 CREATE TABLE IF NOT EXISTS {{prefix}}_processed (
     event_id       CHAR(36)     CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
     aggregate_type VARCHAR(255) NOT NULL,
@@ -16,7 +11,6 @@ CREATE TABLE IF NOT EXISTS {{prefix}}_processed (
     PRIMARY KEY (event_id),
     KEY {{name}}_processed_at_idx (processed_at)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
--- The last applied seq per aggregate, for the optional order check.
 CREATE TABLE IF NOT EXISTS {{prefix}}_aggregates (
     aggregate_type VARCHAR(255) NOT NULL,
     aggregate_id   VARCHAR(255) NOT NULL,

@@ -1,8 +1,5 @@
--- jitoutbox inbox schema for SQLite. Times are INTEGER unix microseconds
--- (UTC). {{prefix}}_processed holds one row per event applied (or skipped
--- as out of order) within the retention window: the primary key decides
--- first delivery against duplicate, the processed_at index keeps Cleanup's
--- batches cheap.
+-- Times are INTEGER unix microseconds. The processed primary key decides
+-- first delivery against duplicate.
 CREATE TABLE IF NOT EXISTS {{prefix}}_processed (
     event_id       TEXT    PRIMARY KEY,
     aggregate_type TEXT    NOT NULL,
@@ -13,7 +10,6 @@ CREATE TABLE IF NOT EXISTS {{prefix}}_processed (
     processed_at   INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS {{name}}_processed_at_idx ON {{prefix}}_processed (processed_at);
--- The last applied seq per aggregate, for the optional order check.
 CREATE TABLE IF NOT EXISTS {{prefix}}_aggregates (
     aggregate_type TEXT    NOT NULL,
     aggregate_id   TEXT    NOT NULL,
