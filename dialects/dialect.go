@@ -8,15 +8,12 @@
 // dialects/sqlite); each keeps its SQL in embedded .sql files and passes the
 // shared conformance suite in dialects/dialecttest.
 //
-// Schema changes are numbered migrations (sql/migrations/ of each dialect),
-// and Dialect.Migrate runs while the previous release's writers and relays
-// still run: a migration only expands, so that they keep working on the
-// migrated table (a new column is nullable or has a default, a changed
-// function gets a new overload beside the old one, a constraint admits what
-// they write), and what it makes obsolete is dropped by a later migration,
-// one release later, once no process of the previous release runs.
-// internal/e2e's TestUpgradeWithPreviousRelease runs the previous release's
-// binaries on a migrated table and fails on a migration that breaks them.
+// Schema changes are numbered migrations (sql/migrations/ of each dialect)
+// that only expand, since Dialect.Migrate runs while the previous release's
+// writers and relays still run; what they make obsolete is dropped one
+// release later (docs/schema.md). internal/e2e's
+// TestUpgradeWithPreviousRelease checks it with the previous release's
+// binaries.
 //
 // Dialect is not meant to be implemented outside this module: methods may be
 // added to it in minor releases. Dialects import no database driver; callers
@@ -38,12 +35,10 @@ const DefaultTable = "outbox"
 // name is not a plain identifier. The name is never interpolated into SQL.
 var ErrInvalidTable = errors.New("dialects: invalid table name")
 
-// TableNameError is returned by a dialect's WithTable for a table name
-// too long for the names the dialect derives from it: indexes,
-// constraints and side tables such as <table>_idempotency_key_idx must
-// fit the database's identifier limit, which PostgreSQL would otherwise
-// meet by silently cutting them (so that two names collide) and MySQL by
-// refusing the migration. It wraps ErrInvalidTable.
+// TableNameError is returned by a dialect's WithTable for a table name too
+// long for the index, constraint and side-table names derived from it to fit
+// the identifier limit (PostgreSQL would silently cut them, MySQL refuse the
+// migration). It wraps ErrInvalidTable.
 type TableNameError struct {
 	// Table is the name given.
 	Table string
@@ -210,11 +205,8 @@ type Stats struct {
 	// will be retried (its block lasts until the row is published or dies).
 	BlockedRetry int64
 	// BadPartition counts pending and dead rows whose partition is outside
-	// [0, P) for the table's partition count P: no relay reads them (a
-	// relay reads the partitions it owns). The schema refuses such rows
-	// since the partition check migration; rows written before it may
-	// remain. Counting them reads the pending and dead rows, as Pending and
-	// Dead do.
+	// [0, P): no relay reads them. The schema refuses such rows since the
+	// partition check migration; rows written before it may remain.
 	BadPartition int64
 }
 
@@ -239,22 +231,14 @@ type ReadResult struct {
 	// Records are the pending, due, unblocked rows, in Seq order.
 	Records []Record
 	// Horizon, for a read from the start (After == 0), is the highest Seq
-	// of any row the read saw committed, in any state and any partition
-	// (0 on an empty table; a read ahead returns 0). Every row at or below
-	// it had taken its Seq before the read, so an earlier row of its
-	// aggregate that committed before it (transactions that write one
-	// aggregate serialise on it: the order docs/guarantees.md promises)
-	// was committed when the read looked, and pending, due and unblocked
-	// if not published: the read returned it. A read ahead of the same
-	// partitions can then skip, for those rows, the costly look for an
-	// earlier pending row of the aggregate: the relay holds back the
-	// aggregates it did not publish itself.
+	// the read saw committed, in any state and partition (0 on an empty
+	// table and for a read ahead). An earlier row of the aggregate of any
+	// row at or below it was committed when the read looked, so the read
+	// returned it if pending: a read ahead may skip the costly look for an
+	// earlier pending row for those rows (docs/guarantees.md).
 	//
-	// Horizon is 0 when the read saw a block in its partitions (an
-	// aggregate held back, dead or backing off): a block can go while
-	// reads ahead run (a retry's time passes, an operator skips or
-	// requeues a dead row), and the rows behind it were not read. Every
-	// row of those reads ahead is then looked at, as with no horizon.
+	// Horizon is 0 when the read saw a block in its partitions: a block
+	// can go while reads ahead run, and the rows behind it were not read.
 	Horizon int64
 }
 
@@ -265,14 +249,10 @@ type ReadRequest struct {
 	// After, when > 0, returns only rows with Seq > After: the relay's read
 	// ahead while a batch is in flight. A row above Horizon is left out
 	// when its aggregate has a pending row with Seq <= After (a lower Seq
-	// that committed after the read from the start: it must be published
-	// first). Reads without After find every pending row, including a
-	// lower Seq that committed after a higher one.
+	// that committed late must be published first).
 	After int64
-	// Horizon is the ReadResult.Horizon of the read from the start that
-	// this read ahead follows (0: none), read with the same Partitions.
-	// Rows at or below it are returned without looking for an earlier
-	// pending row of their aggregate (see ReadResult.Horizon).
+	// Horizon is the ReadResult.Horizon of the read from the start this
+	// read ahead follows, with the same Partitions (0: none).
 	Horizon int64
 	// Limit is the most rows returned (> 0).
 	Limit int
@@ -291,12 +271,9 @@ type CriticalRequest struct {
 	Partitions []int
 	// Limit is the most rows returned (> 0).
 	Limit int
-	// Window is the most candidates looked at: the first Window pending,
-	// due, time-critical rows of the partitions in Seq order, before the
-	// look for an earlier pending row or a block of their aggregates
-	// (<= 0: CriticalWindow). It bounds the read's work when many
-	// time-critical rows wait behind earlier rows of their aggregates; the
-	// rows past the window are left to Read.
+	// Window is the most candidates looked at, in Seq order (<= 0:
+	// CriticalWindow): it bounds the work when many time-critical rows wait
+	// behind earlier rows of their aggregates. Rows past it are left to Read.
 	Window int
 	// Now is the relay's clock.
 	Now time.Time

@@ -55,12 +55,10 @@ func PartitionOf(aggregateType, aggregateID string, n int) int {
 // Session is one relay's hold on partitions, opened by
 // Dialect.OpenSession. A partition has at most one owning session at a time.
 //
-// Dialects with session-scoped locks (PostgreSQL advisory locks,
-// MariaDB/MySQL GET_LOCK) hold a lock per owned partition on a dedicated
-// connection: ownership lasts exactly as long as that connection, so a
-// killed relay's partitions are free as soon as the server sees its
-// connection close, and an idle relay writes nothing to keep them. Other
-// dialects (SQLite) keep a lease per partition that Check renews.
+// Dialects with session-scoped locks (PostgreSQL, MariaDB/MySQL) hold a
+// lock per owned partition on a dedicated connection, so ownership ends with
+// the connection and an idle relay writes nothing; SQLite keeps a lease per
+// partition that Check renews.
 //
 // Every take writes the session's Token as the partition's owner and bumps
 // its epoch; Mark and Fail are fenced by the token. A Session is used by one
@@ -82,16 +80,10 @@ type Session interface {
 	Check(ctx context.Context, now time.Time) (owned []int, validUntil time.Time, err error)
 	// View reads the live relays and each partition's owner.
 	View(ctx context.Context, now time.Time) (View, error)
-	// WaitChange blocks until a relay in v may have left (lock dialects:
-	// a lock of another live relay's session was freed, or, for a relay
-	// alone, its own session's connection died: it returns nil), a relay
-	// joined or the live relays are otherwise no longer v's (an error
-	// wrapping ErrRelaysChanged: every session that opens interrupts the
-	// waits of the others, a relay alone included, so that they look again
-	// and watch the right relay; lease dialects read the relays
-	// periodically), ctx ends, or the dialect cannot tell (it then returns
-	// ErrWaitUnsupported at once). It may run on its own goroutine beside
-	// the session's other methods.
+	// WaitChange blocks until a relay in v may have left (nil), the live
+	// relays are no longer v's, a joiner among them (ErrRelaysChanged), or
+	// ctx ends; a dialect that cannot tell returns ErrWaitUnsupported at
+	// once. It may run on its own goroutine beside the other methods.
 	WaitChange(ctx context.Context, v View) error
 	// Close releases every partition and ends the session.
 	Close() error

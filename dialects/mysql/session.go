@@ -29,19 +29,12 @@ const (
 	// gcAge is how old a relay row must be before a session that finds its
 	// member lock free forgets it.
 	gcAge = time.Minute
-	// waitSeconds bounds one GET_LOCK wait of WaitChange; it waits again
-	// until the lock comes or ctx ends, so the bound only limits how long
-	// a server-side wait outlives a client that vanished. Each round is a
-	// statement of an idle relay: 120 s keeps the watch at 1/120
-	// statements a second, under the idle budget with the poll and the
-	// rebalance.
+	// waitSeconds bounds one GET_LOCK wait of WaitChange (it waits again),
+	// which limits how long a server-side wait outlives a vanished client;
+	// each round is one statement of an idle relay.
 	waitSeconds = 120
-	// aloneWaitSeconds bounds the wait of a relay alone, on its own member
-	// lock. That wait does not outlive its relay: a vanished relay's
-	// session connection goes with it, which grants the wait (MariaDB also
-	// ends the wait of a client that disconnected); and a session that
-	// closes frees the lock after stopping the wait. A day keeps a lone
-	// idle relay's watch at no statement.
+	// aloneWaitSeconds bounds a lone relay's wait on its own member lock,
+	// which cannot outlive the relay (its session connection goes with it).
 	aloneWaitSeconds = 24 * 60 * 60
 )
 
@@ -271,13 +264,10 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	return v, nil
 }
 
-// WaitChange blocks on the member lock of the live relay after this one in
-// v's order (a ring: every relay watches one other), on a connection of its
-// own, until that relay's session ends. A relay alone waits on its own
-// member lock (sqlkit.Watch): a joiner's kick interrupts it
-// (ErrRelaysChanged), and it is granted, so WaitChange returns nil, only
-// when the session's connection died: the session's next statement then
-// finds it lost.
+// WaitChange blocks, on a connection of its own, on the member lock of the
+// next live relay in v's ring (sqlkit.Watch), or of its own session when
+// alone: granted only if the session's connection died. A joiner's kick
+// interrupts it (ErrRelaysChanged).
 func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	s.mu.Lock()
 	target, live, ok := sqlkit.Watch(v.Relays, s.token, s.ids)

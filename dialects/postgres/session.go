@@ -203,16 +203,10 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	return v, nil
 }
 
-// WaitChange may run on its own goroutine beside the session's other
-// methods (it uses a connection of its own).
-//
-// WaitChange blocks on the member lock of the live relay after this one in
-// v's order (a ring: every relay watches one other), on a connection of its
-// own, until that relay's session ends. A relay alone blocks on its own
-// member lock (sqlkit.Watch): a joiner's kick interrupts it
-// (ErrRelaysChanged), and it is granted, so WaitChange returns nil, only
-// when the session's connection died: the session's next statement then
-// finds it lost. Either way it idles without a statement.
+// WaitChange blocks, on a connection of its own, on the member lock of the
+// next live relay in v's ring (sqlkit.Watch), or of its own session when
+// alone: granted only if the session's connection died. A joiner's kick
+// interrupts it (ErrRelaysChanged). It idles without a statement.
 func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	s.mu.Lock()
 	target, live, ok := sqlkit.Watch(v.Relays, s.token, s.ids)
@@ -260,12 +254,9 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	return nil
 }
 
-// cancelOnDone cancels the watch connection's statement once ctx ends,
-// again every cancelEvery until the returned stop is called (when the
-// statement returned). A driver cancels once, and a cancel that reaches
-// the backend before the statement does is dropped: the wait would then
-// outlive ctx, and a lone relay's wait on its own member lock would never
-// end (the session that holds the lock is closed only after the wait).
+// cancelOnDone cancels the watch statement once ctx ends, and again every
+// cancelEvery until stop: a cancel that reaches the backend before the
+// statement is dropped, and a lone relay's wait would then never end.
 func (s *session) cancelOnDone(ctx context.Context) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup

@@ -32,11 +32,7 @@ type sessionSQL struct {
 const gcAge = time.Minute
 
 // session is a relay's ownership session: a row in <table>_relays and a
-// lease on each owned partition. Check renews the partitions' leases while
-// the session owns any (one statement: the views count the session live
-// through them), and the relay row only while it owns none. SQLite has no
-// session-scoped locks, so a killed relay's partitions move when their
-// leases run out.
+// lease on each owned partition (SQLite has no session-scoped locks).
 type session struct {
 	d     *Dialect
 	db    *sql.DB
@@ -140,15 +136,11 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	return nil
 }
 
-// Check renews the lease of every partition the session still owns, until
-// now + lease, and returns them with that time: one statement, and the
-// relay row is left alone (views count the session live through its
-// partitions). A session that owns nothing renews its relay row instead,
-// and registers it again if it was forgotten. A session that let its
-// leases run out keeps them if nobody took them meanwhile (nobody else can
-// have written in them). When another session took one of its
-// partitions, the session is over: Check returns the partitions still
-// leased to the token with an error wrapping dialects.ErrSessionLost.
+// Check renews the leases of the partitions the session still owns (one
+// statement; views count it live through them), or its relay row when it
+// owns none. Expired leases nobody took are kept: nobody else wrote in
+// them. A partition another session took ends the session
+// (dialects.ErrSessionLost).
 func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, error) {
 	if s.lost {
 		return nil, time.Time{}, s.lostErr("check", errors.New("session already lost"))

@@ -62,18 +62,11 @@ func (s *session) wrote(pre fileStamp) {
 	s.mu.Unlock()
 }
 
-// WaitChange may run on its own goroutine beside the session's other
-// methods.
-//
-// WaitChange looks every watchPoll at the database file's size and
-// modification time (and its WAL's), and when another connection wrote,
-// reads the live relays (session_watch.sql, on v's clock advanced by the
-// time since; at most once every watchRead); it returns an error wrapping
-// dialects.ErrRelaysChanged once they are no longer v's: a relay joined or
-// closed. An idle relay thus sends no statement to watch (two stats four
-// times a second) and reads the relays once after another relay's lease
-// renewal; an in-memory database, which has no file, reads them every
-// watchRead.
+// WaitChange stats the database file and its WAL every watchPoll and reads
+// the live relays only after another connection wrote (at most every
+// watchRead; an in-memory database reads every watchRead), so an idle relay
+// sends no statement to watch. It returns dialects.ErrRelaysChanged once the
+// relays are no longer v's.
 func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 	s.mu.Lock()
 	at, read := s.viewAt, s.viewRead

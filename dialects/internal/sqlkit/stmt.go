@@ -6,22 +6,11 @@ import (
 	"sync"
 )
 
-// StmtCache keeps prepared statements for the hot statements of a dialect
-// (the claim), so that each call costs one round trip: lib/pq sends an
-// unprepared parameterised query as Parse+Describe, waits, then Bind+Execute
-// (two round trips), and go-sql-driver/mysql without interpolateParams
-// prepares, executes and closes a statement per call. database/sql
-// re-prepares a cached *sql.Stmt on each pooled connection the first time it
-// runs there.
-//
-// Statements are kept per *sql.DB: one dialect value may serve several
-// databases at once, and a call with one never closes the statements of
-// another (an earlier version kept only the last DB's, and closed them
-// under a concurrent user of the first). The cache holds a few statements
-// per database it has seen, for as long as the dialect lives; a *sql.Stmt
-// of a closed DB holds no connection. The zero value is ready to use and
-// it is safe for concurrent use; preparing on one database does not hold
-// up lookups on another.
+// StmtCache keeps a dialect's hot statements prepared, so each call is one
+// round trip (lib/pq otherwise takes two, go-sql-driver/mysql prepares and
+// closes per call). Statements are kept per *sql.DB, since one dialect may
+// serve several databases and must never close another's statements. The
+// zero value is ready; safe for concurrent use.
 type StmtCache struct {
 	mu  sync.RWMutex
 	dbs map[*sql.DB]map[string]*sql.Stmt
