@@ -177,12 +177,10 @@ func (d *Dialect) Name() string { return "mysql" }
 // Table returns the outbox table name.
 func (d *Dialect) Table() string { return d.table }
 
-// Schema returns the DDL of every migration in order (Migrate applies the
-// missing ones), statements separated by ";\n". Run it on one connection:
-// migration 002 keeps conditional DDL in session variables. A new table
-// made from it gets the dialect's partition count. To upgrade a table that
-// has rows, use Migrate: migration 002 sets the partition of existing rows
-// in Go.
+// Schema returns the DDL of every migration in order, statements separated
+// by ";\n". Run it on one connection: migration 002 keeps conditional DDL
+// in session variables. To upgrade a table that has rows, use Migrate:
+// migration 002 sets the partition of existing rows in Go.
 func (d *Dialect) Schema() string { return d.migrator.Schema() }
 
 // MaxInsertRows is the most events one INSERT carries.
@@ -319,11 +317,8 @@ type aggKey struct {
 	typ, id string
 }
 
-// insertHandoff writes events with one INSERT and returns, as records in
-// Seq order, those whose aggregate had no pending row and no block visible
-// to the transaction before it (insert_handoff_busy.sql, read first).
-// MariaDB returns the seqs with INSERT ... RETURNING; on MySQL 8 they are
-// read by id after the INSERT, in the same transaction. Events that do not
+// insertHandoff writes events with one INSERT and returns those whose
+// aggregate was free before it (insert_handoff_busy.sql). Events that do not
 // fit in one statement are written by Insert and none is returned.
 func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
 	n := len(events)

@@ -51,12 +51,10 @@ func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64,
 	if len(m.Seqs) == 0 {
 		return 0, nil
 	}
-	// InnoDB's next-key locks on the secondary indexes can make the marks of
-	// relays owning interleaved seqs deadlock; the victim is rolled back
-	// whole, so running it again is safe (a mark is idempotent). A short,
-	// growing, jittered pause lets the winner commit first: run again at
-	// once, four relays deleting in step lost five times in a row (a mark
-	// given up leaves its rows to be published again).
+	// InnoDB's next-key locks can deadlock the marks of relays owning
+	// interleaved seqs; the victim is rolled back whole, so it is run again
+	// (a mark is idempotent) after a growing, jittered pause that lets the
+	// winner commit first.
 	for attempt := 1; ; attempt++ {
 		n, err := d.mark1(ctx, db, m)
 		if err == nil || attempt == maxDeadlockRetries || !isDeadlock(err) || ctx.Err() != nil {

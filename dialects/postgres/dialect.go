@@ -157,11 +157,10 @@ func (d *Dialect) Name() string { return "postgres" }
 // Table returns the outbox table name.
 func (d *Dialect) Table() string { return d.table }
 
-// Schema returns the DDL of every migration in order (Migrate applies the
-// missing ones), then the functions relays call (sql/functions/, which
-// Migrate installs after the migrations), statements separated by ";\n". A new table made from it
-// gets the dialect's partition count. To upgrade a table that has rows, use
-// Migrate: migration 002 sets the partition of existing rows in Go.
+// Schema returns the DDL of every migration in order, then the functions
+// relays call (sql/functions/), statements separated by ";\n". To upgrade
+// a table that has rows, use Migrate: migration 002 sets the partition of
+// existing rows in Go.
 func (d *Dialect) Schema() string { return d.migrator.Schema() }
 
 // MaxInsertRows is the most events one INSERT carries.
@@ -206,12 +205,9 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 	return sqlkit.CheckPartitions(d.table, n, v, d.migrator.Required(), d.partitions)
 }
 
-// lockNamespaces returns the advisory lock namespaces (the first key of a
-// two-key advisory lock) of the table's partitions and relay sessions: a
-// hash of the table's OID, so that outbox tables of one name in different
-// schemas of one database never share locks (advisory locks are per
-// database). The namespaces may collide with an application's own
-// two-key advisory locks only if it happens to use the same first key.
+// lockNamespaces returns the first keys of the two-key advisory locks of the
+// table's partitions and relay sessions: a hash of the table's OID, so
+// same-named tables in different schemas never share locks.
 func (d *Dialect) lockNamespaces(ctx context.Context, q dialects.Querier) (part, member int32, err error) {
 	var oid int64
 	if err := q.QueryRowContext(ctx, d.tableOID).Scan(&oid); err != nil {

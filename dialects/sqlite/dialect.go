@@ -21,12 +21,10 @@ var sqlFiles embed.FS
 // (including modernc.org/sqlite).
 const maxVariables = 32766
 
-// MaxOpenConns is the largest connection pool to give a SQLite *sql.DB
-// (db.SetMaxOpenConns(sqlite.MaxOpenConns)): one writer at a time is all
-// SQLite runs, and more connections only add writers that sleep in the
-// busy handler while others take the lock (see the package doc); the
-// second connection lets a read (the relay's, a report) run beside a
-// write.
+// MaxOpenConns is the largest connection pool to give a SQLite *sql.DB:
+// SQLite runs one writer at a time, and more connections only add writers
+// that starve in the busy handler (see the package doc); the second lets a
+// read run beside a write.
 const MaxOpenConns = 2
 
 // Dialect is the SQLite implementation of dialects.Dialect. It is safe for
@@ -166,12 +164,10 @@ func (d *Dialect) Name() string { return "sqlite" }
 // Table returns the outbox table name.
 func (d *Dialect) Table() string { return d.table }
 
-// Schema returns the DDL of every migration in order (Migrate applies the
-// missing ones), statements separated by ";\n". A new table made from it
-// gets the dialect's partition count. To upgrade a table that has rows, use
-// Migrate: migration 002 sets the partition of existing rows in Go. The text
-// is for a database that has none of it: migration 002 rebuilds the table,
-// which cannot be repeated.
+// Schema returns the DDL of every migration in order, statements separated
+// by ";\n", for a database that has none of it (migration 002 rebuilds the
+// table, which cannot be repeated). To upgrade a table that has rows, use
+// Migrate: migration 002 sets the partition of existing rows in Go.
 func (d *Dialect) Schema() string { return d.migrator.Schema() }
 
 // MaxInsertRows is the most events one INSERT carries.
