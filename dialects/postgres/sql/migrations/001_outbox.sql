@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS {{table}} (
     CONSTRAINT {{name}}_one_payload CHECK ((payload IS NULL) <> (payload_json IS NULL))
 ) WITH (fillfactor = 50);
 -- fillfactor 50: room on each page keeps updates of unindexed columns HOT
--- (no new index entries): the leased relay's claim, and a failure's update.
+-- (no new index entries), such as a retry's failure update (state stays 0).
 -- An existing table keeps its fillfactor.
 CREATE INDEX IF NOT EXISTS {{name}}_claim_idx ON {{table}} (seq) WHERE state = 0;
 CREATE INDEX IF NOT EXISTS {{name}}_aggregate_idx ON {{table}} (aggregate_type, aggregate_id, seq) WHERE state = 0;

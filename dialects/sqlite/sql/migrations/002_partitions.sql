@@ -51,6 +51,8 @@ ALTER TABLE {{table}}_rebuild RENAME TO {{table}};
 -- No (part, seq) index: SQLite cannot merge its per-partition runs in seq
 -- order, so a read through it would sort; every write would pay for it.
 CREATE INDEX IF NOT EXISTS {{name}}_claim_idx ON {{table}} (seq) WHERE state = 0;
+-- Pending rows by aggregate: the hand-over's "nothing earlier pending"
+-- check, requeue and skip by aggregate, the inspector's counts.
 CREATE INDEX IF NOT EXISTS {{name}}_aggregate_idx ON {{table}} (aggregate_type, aggregate_id, seq) WHERE state = 0;
 CREATE INDEX IF NOT EXISTS {{name}}_cleanup_idx ON {{table}} (published_at) WHERE state = 1;
 -- SQLite has no session locks: an owner renews its lease, and a partition
