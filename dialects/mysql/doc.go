@@ -1,5 +1,7 @@
 // Package mysql is the MySQL 8 / MariaDB 10.6+ dialect of jitoutbox
-// (dialects.Dialect), tested with github.com/go-sql-driver/mysql, which it
+// (dialects.Dialect): it owns the outbox's SQL there (one statement per file
+// in sql/), its numbered migrations and the relays' ownership sessions
+// (GET_LOCK). It is tested with github.com/go-sql-driver/mysql, which it
 // does not import: open the *sql.DB yourself.
 //
 // DSN: use parseTime=true and loc=UTC (the default loc), e.g.

@@ -1,5 +1,7 @@
-// Package postgres is the PostgreSQL dialect of jitoutbox (dialects.Dialect).
-// It works with lib/pq (driver "postgres") and pgx's stdlib (driver "pgx")
+// Package postgres is the PostgreSQL dialect of jitoutbox (dialects.Dialect):
+// it owns the outbox's SQL on PostgreSQL (one statement per file in sql/),
+// its numbered migrations and versioned functions, and the relays'
+// ownership sessions (session advisory locks). It works with lib/pq (driver "postgres") and pgx's stdlib (driver "pgx")
 // and imports neither: open the *sql.DB yourself. Arrays are bound as text
 // literals cast in SQL, so no driver-specific array type is needed.
 //

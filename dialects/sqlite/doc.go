@@ -1,5 +1,6 @@
-// Package sqlite is the SQLite dialect of jitoutbox (dialects.Dialect),
-// tested with modernc.org/sqlite (driver name "sqlite"). It imports no
+// Package sqlite is the SQLite dialect of jitoutbox (dialects.Dialect): it
+// owns the outbox's SQL there (one statement per file in sql/), its numbered
+// migrations and the relays' ownership leases. It is tested with modernc.org/sqlite (driver name "sqlite"). It imports no
 // driver: open the *sql.DB yourself.
 //
 // DSN: use WAL, a busy timeout and immediate write transactions, e.g.
