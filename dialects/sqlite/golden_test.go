@@ -4,57 +4,20 @@ import (
 	"testing"
 
 	"github.com/jitoutbox/jitoutbox/dialects/internal/golden"
-	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
-// goldenTables are the tables the golden SQL is rendered for: the default
-// name and another (SQLite takes no schema-qualified name).
-var goldenTables = []string{"outbox", "jit_outbox"}
-
 // TestGoldenSQL renders every statement the dialect loads, as it runs
-// (INSERTs of two rows), and compares it with
-// testdata/golden byte for byte (-update rewrites the files).
+// (INSERTs of two rows), for the default table name and another (SQLite
+// takes no schema-qualified name), and compares it with testdata/golden byte for byte (-update
+// rewrites the files).
 func TestGoldenSQL(t *testing.T) {
-	got := map[string]string{}
-	for _, table := range goldenTables {
+	golden.Test(t, []string{"outbox", "jit_outbox"}, func(table string) map[string]string {
 		d, err := New(WithTable(table))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, q := range goldenStatements(t, d) {
-			got[name] += golden.Section(table, q)
-		}
-	}
-	golden.Check(t, "testdata/golden", got)
-}
-
-// goldenStatements returns the statements of d by file name, as run.
-func goldenStatements(t *testing.T, d *Dialect) map[string]string {
-	t.Helper()
-	out := map[string]string{
-		"insert.sql":         d.insert.SQL(2),
-		"insert_handoff.sql": d.handoff.SQL(2),
-	}
-	for _, name := range d.st.Files() {
-		if name == "insert.sql" || name == "insert_handoff.sql" || name == "insert_row.sql" || name == "insert_handoff_tail.sql" {
-			continue
-		}
-		out[name] = goldenSQL(t, d.st, name)
-	}
-	return out
-}
-
-// goldenSQL returns statement name of st as run: its named parameters
-// turned into placeholders, or as written when it has positional ones
-// (the migrator's).
-func goldenSQL(t *testing.T, st *sqlkit.Statements, name string) string {
-	t.Helper()
-	if q, err := st.Query(name); err == nil {
-		return q.SQL()
-	}
-	text, err := st.Text(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return text
+		out := golden.Statements(t, d.st, nil, "insert.sql", "insert_handoff.sql", "insert_row.sql", "insert_handoff_tail.sql")
+		out["insert.sql"], out["insert_handoff.sql"] = d.insert.SQL(2), d.handoff.SQL(2)
+		return out
+	})
 }

@@ -6,6 +6,7 @@
 package golden
 
 import (
+	"database/sql"
 	"flag"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden SQL files under testdata/golden")
@@ -89,4 +92,56 @@ func firstDiff(want, got string) string {
 // "-- table: <name>" line.
 func Section(table, sql string) string {
 	return "-- table: " + table + "\n" + sql + "\n"
+}
+
+// Test renders, for each of tables, the statements stmts returns (file
+// name -> SQL as run) and compares them with testdata/golden, one section
+// per table in each file.
+func Test(t *testing.T, tables []string, stmts func(table string) map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, table := range tables {
+		for name, q := range stmts(table) {
+			got[name] += Section(table, q)
+		}
+	}
+	Check(t, "testdata/golden", got)
+}
+
+// Statements returns the statements of st by file name as run, leaving out
+// the files of skip: a statement with named parameters with its
+// placeholders (bound, when bind is not nil, with bind's value for each
+// name, for the statements whose text depends on them: lists), one with
+// positional parameters (the migrator's) as written.
+func Statements(t *testing.T, st *sqlkit.Statements, bind func(q *sqlkit.Query, name string) any, skip ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, name := range st.Files() {
+		if slices.Contains(skip, name) {
+			continue
+		}
+		q, err := st.Query(name)
+		if err != nil {
+			text, err := st.Text(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[name] = text
+			continue
+		}
+		if bind == nil {
+			out[name] = q.SQL()
+			continue
+		}
+		var args []sql.NamedArg
+		for _, n := range q.Names() {
+			args = append(args, sql.Named(n, bind(q, n)))
+		}
+		text, _, err := q.Bind(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = text
+	}
+	return out
 }
