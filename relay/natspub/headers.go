@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Header names set on every published message. User headers never use the
@@ -67,9 +68,11 @@ const (
 )
 
 // newMsg builds the NATS message for m on subject: the user's headers first,
-// then jitoutbox's, so jitoutbox's win on a clash. With debezium, the event
-// id and type are also set as [DebeziumHeaderID] and
-// [DebeziumHeaderEventType]; when m.Dead is set, the Dead headers are added. jitoutbox's values share
+// then jitoutbox's, so jitoutbox's win on a clash. With o.debezium, the
+// event id and type are also set as [DebeziumHeaderID] and
+// [DebeziumHeaderEventType]; with o.ce, the CloudEvents headers, content
+// type and body are the encoder's; when m.Dead is set, the Dead headers are
+// added. jitoutbox's values share
 // one backing array (one allocation, not one per header; each value is
 // capped at length one, so that a later Add to a header copies).
 //
@@ -78,7 +81,8 @@ const (
 // array, rather than through jetstream.WithMsgID and WithExpectStream, which
 // cost an option closure and a header allocation per message and set the
 // same headers.
-func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezium bool) *nats.Msg {
+func newMsg(subject string, m *relay.Message, msgID, expectStream string, o *options) *nats.Msg {
+	ce := o.ce
 	// The exact entry count: up to 8 fits a small map of one group; past
 	// that, sizing the map once beats growing it.
 	n := len(m.Headers) + 4
@@ -93,8 +97,11 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 	if !m.CreatedAt.IsZero() {
 		n++
 	}
-	if debezium {
+	if o.debezium {
 		n += 2
+	}
+	if ce != nil {
+		n += cloudevents.HeaderCount + 1
 	}
 	if m.Dead != nil {
 		n += 2
@@ -128,8 +135,17 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 	if !m.CreatedAt.IsZero() {
 		set(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
-	if m.ContentType != "" {
-		set(HeaderContentType, m.ContentType)
+	data := m.Payload
+	if ce == nil {
+		if m.ContentType != "" {
+			set(HeaderContentType, m.ContentType)
+		}
+	} else {
+		if ct := ce.ContentType(m); ct != "" {
+			set(cloudevents.HeaderContentType, ct)
+		}
+		ce.Headers(m, set)
+		data = ce.Body(m)
 	}
 	if msgID != "" {
 		set(jetstream.MsgIDHeader, msgID)
@@ -137,7 +153,7 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 	if expectStream != "" {
 		set(jetstream.ExpectedStreamHeader, expectStream)
 	}
-	if debezium {
+	if o.debezium {
 		set(DebeziumHeaderID, m.ID)
 		set(DebeziumHeaderEventType, m.EventType)
 	}
@@ -148,7 +164,7 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 			set(HeaderDeadAt, d.At.UTC().Format(time.RFC3339Nano))
 		}
 	}
-	return &nats.Msg{Subject: subject, Header: h, Data: m.Payload}
+	return &nats.Msg{Subject: subject, Header: h, Data: data}
 }
 
 // reservedPrefix starts the header names the NATS server reserves.
