@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Header names set on records. They are those of package natspub, so a
@@ -59,11 +60,17 @@ const (
 
 // newRecord builds the record for m on topic: key = aggregate id, value =
 // payload, the user's headers (sorted by name, for a stable order) followed
-// by jitoutbox's.
-func newRecord(topic string, m *relay.Message, debezium bool) *kgo.Record {
-	own := make([]kgo.RecordHeader, 0, 13)
+// by jitoutbox's. With o.ce, the CloudEvents headers, content type and value
+// are the encoder's.
+func newRecord(topic string, m *relay.Message, o *options) *kgo.Record {
+	ce := o.ce
+	n := 13
+	if ce != nil {
+		n += cloudevents.HeaderCount
+	}
+	own := make([]kgo.RecordHeader, 0, n)
 	add := func(k, v string) { own = append(own, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
-	if debezium {
+	if o.debezium {
 		add(DebeziumHeaderID, m.ID)
 		add(DebeziumHeaderEventType, m.EventType)
 	}
@@ -80,8 +87,17 @@ func newRecord(topic string, m *relay.Message, debezium bool) *kgo.Record {
 	if !m.CreatedAt.IsZero() {
 		add(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
-	if m.ContentType != "" {
-		add(HeaderContentType, m.ContentType)
+	value := m.Payload
+	if ce == nil {
+		if m.ContentType != "" {
+			add(HeaderContentType, m.ContentType)
+		}
+	} else {
+		if ct := ce.ContentType(m); ct != "" {
+			add(cloudevents.HeaderContentType, ct)
+		}
+		ce.Headers(m, add)
+		value = ce.Body(m)
 	}
 	if d := m.Dead; d != nil {
 		add(HeaderDeadError, d.Error)
@@ -106,7 +122,7 @@ func newRecord(topic string, m *relay.Message, debezium bool) *kgo.Record {
 		}
 		headers = append(headers, own...)
 	}
-	return &kgo.Record{Topic: topic, Key: []byte(m.AggregateID), Value: m.Payload, Headers: headers}
+	return &kgo.Record{Topic: topic, Key: []byte(m.AggregateID), Value: value, Headers: headers}
 }
 
 // clashes reports whether a header named k is among own, ignoring case.
