@@ -8,6 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Header names set on every published message, the same as natspub's. User
@@ -48,13 +49,18 @@ const (
 
 // newPublishing builds the AMQP message for m: persistent, MessageId = event
 // id, Type = event type, Timestamp = created at, the user's headers (but
-// "CC" and "BCC": reservedHeader) and then jitoutbox's. It fails
+// "CC" and "BCC": reservedHeader) and then jitoutbox's. With ce, the
+// CloudEvents headers, content type and body are the encoder's. It fails
 // (permanently) when a short-string field is too long.
-func newPublishing(m *relay.Message) (amqp.Publishing, error) {
+func newPublishing(m *relay.Message, ce *cloudevents.Encoder) (amqp.Publishing, error) {
 	if len(m.ID) > MaxNameLen || len(m.EventType) > MaxNameLen || len(m.ContentType) > MaxNameLen {
 		return amqp.Publishing{}, relay.Permanent(fmt.Errorf("%w: event id, event type or content type longer than %d bytes", ErrInvalidMessage, MaxNameLen))
 	}
-	h := make(amqp.Table, len(m.Headers)+10)
+	n := len(m.Headers) + 10
+	if ce != nil {
+		n += cloudevents.HeaderCount
+	}
+	h := make(amqp.Table, n)
 	for k, v := range m.Headers {
 		if reservedHeader(k) {
 			continue
@@ -82,8 +88,11 @@ func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 		h[HeaderDeadAttempts] = strconv.Itoa(d.Attempts)
 		h[HeaderDeadAt] = d.At.UTC().Format(time.RFC3339Nano)
 	}
-	ct := m.ContentType
-	if ct == "" {
+	ct, body := m.ContentType, m.Payload
+	if ce != nil {
+		ce.Headers(m, func(k, v string) { h[k] = v })
+		ct, body = ce.ContentType(m), ce.Body(m)
+	} else if ct == "" {
 		ct = "application/octet-stream"
 	}
 	return amqp.Publishing{
@@ -93,7 +102,7 @@ func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 		MessageId:    m.ID,
 		Type:         m.EventType,
 		Timestamp:    m.CreatedAt,
-		Body:         m.Payload,
+		Body:         body,
 	}, nil
 }
 
