@@ -83,7 +83,8 @@ const (
 // same headers.
 func newMsg(subject string, m *relay.Message, msgID, expectStream string, o *options) *nats.Msg {
 	ce := o.ce
-	// The exact entry count: up to 8 fits a small map of one group; past
+	// The exact entry count (with CloudEvents, an upper bound: its optional
+	// attributes are counted): up to 8 fits a small map of one group; past
 	// that, sizing the map once beats growing it.
 	n := len(m.Headers) + 4
 	if m.Seq != 0 {
