@@ -3,6 +3,7 @@ package bench
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 
 var (
 	ceDBs    = flag.String("cloudevents.dbs", "postgres", "databases of BenchmarkDrainCloudEvents (postgres, postgres-pgx, mysql, sqlite)")
-	ceRounds = flag.Int("cloudevents.rounds", 2, "rounds of BenchmarkDrainCloudEvents; each drains the backlog once per shape, the order alternating")
+	ceRounds = flag.Int("cloudevents.rounds", 6, "rounds of BenchmarkDrainCloudEvents; each drains the backlog once per shape, the order alternating")
 )
 
 // BenchmarkDrainCloudEvents drains the same backlog (-drain.events over
@@ -27,7 +28,10 @@ var (
 // draining once per shape, the order reversed every other round so that a
 // drift of the machine weighs on every shape alike. It reports each
 // shape's events/s over all its drains, the ratios binary/default and
-// structured/default, and each shape's CPU per event.
+// structured/default of those, the median over the rounds of each round's
+// own ratio (<shape>/default-median: the drains of one round ran back to
+// back, so on a machine shared with other work it is the steadier figure),
+// and each shape's CPU per event.
 func BenchmarkDrainCloudEvents(b *testing.B) {
 	shapes := []struct {
 		name string
@@ -45,7 +49,9 @@ func BenchmarkDrainCloudEvents(b *testing.B) {
 			events := make([]int, len(shapes))
 			spent := make([]time.Duration, len(shapes))
 			cpus := make([]cpuMeter, len(shapes))
+			roundRatios := make([][]float64, len(shapes))
 			for round := range *ceRounds {
+				roundRates := make([]float64, len(shapes))
 				for k := range shapes {
 					i := k
 					if round%2 == 1 {
@@ -56,7 +62,11 @@ func BenchmarkDrainCloudEvents(b *testing.B) {
 					n := bl.events * b.N
 					events[i] += n
 					spent[i] += time.Duration(float64(n) / rate * float64(time.Second))
-					b.Logf("round %d %s: %.0f events/s", round+1, shapes[i].name, rate)
+					roundRates[i] = rate
+				}
+				b.Logf("round %d events/s: default %.0f, binary %.0f, structured %.0f", round+1, roundRates[0], roundRates[1], roundRates[2])
+				for i := range shapes[1:] {
+					roundRatios[i+1] = append(roundRatios[i+1], roundRates[i+1]/roundRates[0])
 				}
 			}
 			rates := make([]float64, len(shapes))
@@ -67,6 +77,7 @@ func BenchmarkDrainCloudEvents(b *testing.B) {
 			}
 			for i, s := range shapes[1:] {
 				b.ReportMetric(rates[i+1]/rates[0], s.name+"/default")
+				b.ReportMetric(median(roundRatios[i+1]), s.name+"/default-median")
 			}
 			b.ReportMetric(0, "ns/op")
 		})
@@ -83,4 +94,17 @@ func ceBenchPublisher(b *testing.B, js jetstream.JetStream, opts ...natspub.Opti
 		b.Fatal(fmt.Errorf("bench: %w", err))
 	}
 	return pub
+}
+
+// median returns the median of xs (the mean of the middle two for an even
+// count); xs is sorted in place.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
