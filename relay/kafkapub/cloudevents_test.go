@@ -58,6 +58,14 @@ func TestCloudEventsDecodedBySDK(t *testing.T) {
 					if string(rec.Key) != m.AggregateID || kafkapub.EventID(rec) != m.ID {
 						t.Errorf("%s: key %q, event id header %q", m.ID, rec.Key, kafkapub.EventID(rec))
 					}
+					for _, k := range []string{kafkapub.HeaderEventID, kafkapub.HeaderEventType, kafkapub.HeaderAggregateID, kafkapub.HeaderCreatedAt} {
+						if _, ok := flat[k]; ok == (mode == cloudevents.Binary) {
+							t.Errorf("%s: %s mode, header %s present: %v", m.ID, mode, k, ok)
+						}
+					}
+					if flat[kafkapub.HeaderAggregateType] != m.AggregateType {
+						t.Errorf("%s: aggregate type header %q", m.ID, flat[kafkapub.HeaderAggregateType])
+					}
 					if _, ok := flat[kafkapub.HeaderContentType]; ok {
 						t.Errorf("%s: both %s and %s headers", m.ID, kafkapub.HeaderContentType, cloudevents.HeaderContentType)
 					}

@@ -74,17 +74,25 @@ func newRecord(topic string, m *relay.Message, o *options) *kgo.Record {
 		add(DebeziumHeaderID, m.ID)
 		add(DebeziumHeaderEventType, m.EventType)
 	}
-	add(HeaderEventID, m.ID)
-	add(HeaderEventType, m.EventType)
+	// In CloudEvents binary mode the ce_ headers carry the event id, type,
+	// aggregate id (subject), created at (time) and content type: the
+	// headers of jitoutbox's that would repeat them are left out.
+	bin := ce != nil && ce.Mode() == cloudevents.Binary
+	if !bin {
+		add(HeaderEventID, m.ID)
+		add(HeaderEventType, m.EventType)
+	}
 	add(HeaderAggregateType, m.AggregateType)
-	add(HeaderAggregateID, m.AggregateID)
+	if !bin {
+		add(HeaderAggregateID, m.AggregateID)
+	}
 	if m.Seq != 0 {
 		add(HeaderSeq, strconv.FormatInt(m.Seq, 10))
 	}
 	if m.IdempotencyKey != "" {
 		add(HeaderIdempotencyKey, m.IdempotencyKey)
 	}
-	if !m.CreatedAt.IsZero() {
+	if !bin && !m.CreatedAt.IsZero() {
 		add(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
 	value := m.Payload
@@ -149,8 +157,13 @@ func Header(r *kgo.Record, key string) string {
 	return ""
 }
 
-// EventID returns the jitoutbox event id of a consumed record, "" if it has
-// none. Consumers that must process each event once record it.
+// EventID returns the jitoutbox event id of a consumed record: its
+// [HeaderEventID] header, else its "ce_id" header (CloudEvents binary mode),
+// "" if it has neither. Consumers that must process each event once record
+// it.
 func EventID(r *kgo.Record) string {
-	return Header(r, HeaderEventID)
+	if id := Header(r, HeaderEventID); id != "" {
+		return id
+	}
+	return Header(r, cloudevents.PrefixKafka+cloudevents.AttrID)
 }

@@ -139,8 +139,10 @@ func Debezium() Option {
 // binding says. In cloudevents.Structured mode the value is the JSON event
 // format and "content-type" is "application/cloudevents+json". The key
 // stays the aggregate id (the binding maps partitionkey to the key), and
-// jitoutbox's other headers are sent as well, so [EventID] works as without
-// the option. It excludes Debezium.
+// jitoutbox's other headers are sent as well, but in binary mode no value
+// is sent twice: [HeaderEventID], [HeaderEventType], [HeaderAggregateID]
+// and [HeaderCreatedAt] are left out (the ce_ headers carry them; [EventID]
+// reads ce_id). It excludes Debezium.
 func CloudEvents(source string, mode cloudevents.Mode) Option {
 	return func(o *options) error {
 		e, err := cloudevents.NewEncoder(source, mode, cloudevents.PrefixKafka)

@@ -108,8 +108,16 @@ func checkCloudEvent(t *testing.T, h nats.Header, data []byte, mode cloudevents.
 	}
 	delete(byID, ev.ID())
 	cetest.Check(t, ev, ceSource, m)
-	if natspub.EventID(&nats.Msg{Header: h}) != m.ID || flat[natspub.HeaderSeq] != "" && m.Seq == 0 {
+	if natspub.EventID(&nats.Msg{Header: h}) != m.ID || flat[natspub.HeaderAggregateType] != m.AggregateType ||
+		flat[natspub.HeaderMsgID] != "" && flat[natspub.HeaderMsgID] != m.ID {
 		t.Errorf("%s: jitoutbox headers %v", m.ID, flat)
+	}
+	// No value twice: binary mode leaves out the jitoutbox headers that the
+	// ce- headers repeat; structured mode keeps them.
+	for _, k := range []string{natspub.HeaderEventID, natspub.HeaderEventType, natspub.HeaderAggregateID, natspub.HeaderCreatedAt} {
+		if _, ok := flat[k]; ok == (mode == cloudevents.Binary) {
+			t.Errorf("%s: %s mode, header %s present: %v", m.ID, mode, k, ok)
+		}
 	}
 	if _, ok := flat[natspub.HeaderContentType]; ok {
 		t.Errorf("%s: both %s and %s headers", m.ID, natspub.HeaderContentType, cloudevents.HeaderContentType)

@@ -123,17 +123,25 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, o *opt
 		n := len(vals)
 		h[k] = vals[n-1 : n : n]
 	}
-	set(HeaderEventID, m.ID)
-	set(HeaderEventType, m.EventType)
+	// In CloudEvents binary mode the ce- headers carry the event id, type,
+	// aggregate id (subject), created at (time) and content type: the
+	// headers of jitoutbox's that would repeat them are left out.
+	bin := ce != nil && ce.Mode() == cloudevents.Binary
+	if !bin {
+		set(HeaderEventID, m.ID)
+		set(HeaderEventType, m.EventType)
+	}
 	set(HeaderAggregateType, m.AggregateType)
-	set(HeaderAggregateID, m.AggregateID)
+	if !bin {
+		set(HeaderAggregateID, m.AggregateID)
+	}
 	if m.Seq != 0 {
 		set(HeaderSeq, strconv.FormatInt(m.Seq, 10))
 	}
 	if m.IdempotencyKey != "" {
 		set(HeaderIdempotencyKey, m.IdempotencyKey)
 	}
-	if !m.CreatedAt.IsZero() {
+	if !bin && !m.CreatedAt.IsZero() {
 		set(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
 	data := m.Payload
@@ -177,11 +185,16 @@ func reservedHeader(k string) bool {
 	return len(k) >= len(reservedPrefix) && strings.EqualFold(k[:len(reservedPrefix)], reservedPrefix)
 }
 
-// EventID returns the jitoutbox event id of a received message, "" if it
-// has none. Consumers that must process each event once record it.
+// EventID returns the jitoutbox event id of a received message: its
+// [HeaderEventID] header, else its "ce-id" header (CloudEvents binary mode),
+// "" if it has neither. Consumers that must process each event once record
+// it.
 func EventID(msg *nats.Msg) string {
 	if msg == nil {
 		return ""
 	}
-	return msg.Header.Get(HeaderEventID)
+	if id := msg.Header.Get(HeaderEventID); id != "" {
+		return id
+	}
+	return msg.Header.Get(cloudevents.PrefixNATS + cloudevents.AttrID)
 }

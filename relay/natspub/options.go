@@ -215,8 +215,10 @@ func Debezium() Option {
 // binding and the Go SDK's NATS and JetStream bindings read them. In
 // cloudevents.Structured mode the data is the JSON event format and
 // "content-type" is "application/cloudevents+json". jitoutbox's other
-// headers are sent as well (Nats-Msg-Id included), so deduplication and
-// [EventID] work as without the option. It excludes Debezium.
+// headers are sent as well (Nats-Msg-Id included), but in binary mode no
+// value is sent twice: [HeaderEventID], [HeaderEventType],
+// [HeaderAggregateID] and [HeaderCreatedAt] are left out (the ce- headers
+// carry them; [EventID] reads ce-id). It excludes Debezium.
 func CloudEvents(source string, mode cloudevents.Mode) Option {
 	return func(o *options) error {
 		e, err := cloudevents.NewEncoder(source, mode, cloudevents.PrefixNATS)

@@ -51,7 +51,16 @@ func TestCloudEventsDecodedBySDK(t *testing.T) {
 				delete(byID, ev.ID())
 				cetest.Check(t, ev, ceSource, m)
 				if rabbitpub.EventID(&d) != m.ID || d.MessageId != m.ID || d.Type != m.EventType {
-					t.Errorf("%s: event id header %q, message id %q, type %q", m.ID, rabbitpub.EventID(&d), d.MessageId, d.Type)
+					t.Errorf("%s: event id %q, message id %q, type %q", m.ID, rabbitpub.EventID(&d), d.MessageId, d.Type)
+				}
+				flat := flatten(d.Headers)
+				for _, k := range []string{rabbitpub.HeaderEventID, rabbitpub.HeaderEventType, rabbitpub.HeaderAggregateID, rabbitpub.HeaderCreatedAt} {
+					if _, ok := flat[k]; ok == (mode == cloudevents.Binary) {
+						t.Errorf("%s: %s mode, header %s present: %v", m.ID, mode, k, ok)
+					}
+				}
+				if flat[rabbitpub.HeaderAggregateType] != m.AggregateType {
+					t.Errorf("%s: aggregate type header %q", m.ID, flat[rabbitpub.HeaderAggregateType])
 				}
 			}
 			if len(byID) != 0 {

@@ -70,17 +70,26 @@ func newPublishing(m *relay.Message, ce *cloudevents.Encoder) (amqp.Publishing, 
 		}
 		h[k] = v
 	}
-	h[HeaderEventID] = m.ID
-	h[HeaderEventType] = m.EventType
+	// In CloudEvents binary mode the cloudEvents: headers carry the event
+	// id, type, aggregate id (subject) and created at (time): the headers of
+	// jitoutbox's that would repeat them are left out (the message id and
+	// type properties stay).
+	bin := ce != nil && ce.Mode() == cloudevents.Binary
+	if !bin {
+		h[HeaderEventID] = m.ID
+		h[HeaderEventType] = m.EventType
+	}
 	h[HeaderAggregateType] = m.AggregateType
-	h[HeaderAggregateID] = m.AggregateID
+	if !bin {
+		h[HeaderAggregateID] = m.AggregateID
+	}
 	if m.Seq != 0 {
 		h[HeaderSeq] = strconv.FormatInt(m.Seq, 10)
 	}
 	if m.IdempotencyKey != "" {
 		h[HeaderIdempotencyKey] = m.IdempotencyKey
 	}
-	if !m.CreatedAt.IsZero() {
+	if !bin && !m.CreatedAt.IsZero() {
 		h[HeaderCreatedAt] = m.CreatedAt.UTC().Format(time.RFC3339Nano)
 	}
 	if d := m.Dead; d != nil {
@@ -115,8 +124,10 @@ func reservedHeader(k string) bool {
 	return k == "CC" || k == "BCC"
 }
 
-// EventID returns the jitoutbox event id of a received message, "" if it
-// has none. Consumers that must process each event once record it.
+// EventID returns the jitoutbox event id of a received message: its
+// [HeaderEventID] header, else its MessageId property (the event id too,
+// with or without CloudEvents), "" if it has neither. Consumers that must
+// process each event once record it.
 func EventID(d *amqp.Delivery) string {
 	if d == nil {
 		return ""

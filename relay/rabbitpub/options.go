@@ -185,8 +185,10 @@ func WithLogger(l *slog.Logger) Option {
 // property (left empty when the event has none) and the payload as the
 // body. In cloudevents.Structured mode the body is the JSON event format
 // and the content type "application/cloudevents+json". jitoutbox's headers
-// and the message id and type properties are sent as well, so [EventID]
-// works as without the option.
+// and the message id and type properties are sent as well, but in binary
+// mode no value is sent twice: [HeaderEventID], [HeaderEventType],
+// [HeaderAggregateID] and [HeaderCreatedAt] are left out (the cloudEvents:
+// headers carry them; [EventID] falls back on the message id).
 func CloudEvents(source string, mode cloudevents.Mode) Option {
 	return func(o *options) error {
 		e, err := cloudevents.NewEncoder(source, mode, cloudevents.PrefixAMQP)
