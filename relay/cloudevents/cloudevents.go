@@ -159,6 +159,28 @@ func (e *Encoder) Mode() Mode { return e.mode }
 // HeaderCount is the most headers [Encoder.Headers] sets for one message.
 const HeaderCount = len(binaryAttrs)
 
+// HeaderLen returns how many headers [Encoder.Headers] sets for m, so that
+// a publisher sizes its header map once and no larger than needed.
+func (e *Encoder) HeaderLen(m *relay.Message) int {
+	if e.mode != Binary {
+		return 0
+	}
+	n := 4 // specversion, id, source, type
+	if m.AggregateID != "" {
+		n += 2 // subject, partitionkey
+	}
+	if !m.CreatedAt.IsZero() {
+		n++
+	}
+	if m.Headers[AttrTraceParent] != "" {
+		n++
+		if m.Headers[AttrTraceState] != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // Headers calls set with the binding's header name and value of each
 // attribute of m that binary mode sends as a header (all but
 // datacontenttype); in structured mode it does nothing.

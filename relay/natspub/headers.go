@@ -83,26 +83,35 @@ const (
 // same headers.
 func newMsg(subject string, m *relay.Message, msgID, expectStream string, o *options) *nats.Msg {
 	ce := o.ce
-	// The exact entry count (with CloudEvents, an upper bound: its optional
-	// attributes are counted): up to 8 fits a small map of one group; past
-	// that, sizing the map once beats growing it.
-	n := len(m.Headers) + 4
+	// In CloudEvents binary mode the ce- headers carry the event id, type,
+	// aggregate id (subject), created at (time) and content type: the
+	// headers of jitoutbox's that would repeat them are left out.
+	bin := ce != nil && ce.Mode() == cloudevents.Binary
+	// The exact entry count: up to 8 fits a small map of one group; past
+	// that, sizing the map once beats growing it, and a larger hint than
+	// needed costs a larger table.
+	n := len(m.Headers) + 1
+	if !bin {
+		n += 3
+		if !m.CreatedAt.IsZero() {
+			n++
+		}
+	}
 	if m.Seq != 0 {
 		n++
 	}
-	for _, v := range [...]string{m.IdempotencyKey, m.ContentType, msgID, expectStream} {
+	ct := m.ContentType
+	if ce != nil {
+		ct = ce.ContentType(m)
+		n += ce.HeaderLen(m)
+	}
+	for _, v := range [...]string{m.IdempotencyKey, ct, msgID, expectStream} {
 		if v != "" {
 			n++
 		}
 	}
-	if !m.CreatedAt.IsZero() {
-		n++
-	}
 	if o.debezium {
 		n += 2
-	}
-	if ce != nil {
-		n += cloudevents.HeaderCount + 1
 	}
 	if m.Dead != nil {
 		n += 2
@@ -123,10 +132,6 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, o *opt
 		n := len(vals)
 		h[k] = vals[n-1 : n : n]
 	}
-	// In CloudEvents binary mode the ce- headers carry the event id, type,
-	// aggregate id (subject), created at (time) and content type: the
-	// headers of jitoutbox's that would repeat them are left out.
-	bin := ce != nil && ce.Mode() == cloudevents.Binary
 	if !bin {
 		set(HeaderEventID, m.ID)
 		set(HeaderEventType, m.EventType)
@@ -146,11 +151,11 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, o *opt
 	}
 	data := m.Payload
 	if ce == nil {
-		if m.ContentType != "" {
-			set(HeaderContentType, m.ContentType)
+		if ct != "" {
+			set(HeaderContentType, ct)
 		}
 	} else {
-		if ct := ce.ContentType(m); ct != "" {
+		if ct != "" {
 			set(cloudevents.HeaderContentType, ct)
 		}
 		ce.Headers(m, set)
