@@ -128,3 +128,21 @@ func TestParseEnvelopeRefuses(t *testing.T) {
 		t.Errorf("text data: %q, %v", ev.Data, err)
 	}
 }
+
+func TestHeaderLenCountsHeaders(t *testing.T) {
+	bin, _ := NewEncoder("/s", Binary, PrefixNATS)
+	st, _ := NewEncoder("/s", Structured, PrefixNATS)
+	full := message()
+	bare := relay.Message{ID: "x", EventType: "t"}
+	noState := message()
+	noState.Headers = map[string]string{"traceparent": full.Headers["traceparent"]}
+	for _, m := range []relay.Message{full, bare, noState} {
+		for _, e := range []*Encoder{bin, st} {
+			n := 0
+			e.Headers(&m, func(string, string) { n++ })
+			if got := e.HeaderLen(&m); got != n || n > HeaderCount {
+				t.Errorf("%s %+v: HeaderLen %d, Headers set %d", e.Mode(), m, got, n)
+			}
+		}
+	}
+}
