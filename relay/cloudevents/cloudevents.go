@@ -150,9 +150,6 @@ func NewEncoder(source string, mode Mode, prefix string) (*Encoder, error) {
 	return e, nil
 }
 
-// Source returns the source.
-func (e *Encoder) Source() string { return e.source }
-
 // Mode returns the content mode.
 func (e *Encoder) Mode() Mode { return e.mode }
 
