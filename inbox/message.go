@@ -47,7 +47,7 @@ type event struct {
 // check validates m for d's table and returns it ready to record.
 func check(m Message, st *statements) (event, error) {
 	if m.EventID == "" {
-		return event{}, &MessageError{Err: ErrNoEventID, Detail: "no Jitoutbox-Event-Id (or Debezium id) header"}
+		return event{}, &MessageError{Err: ErrNoEventID, Detail: "no Jitoutbox-Event-Id header, CloudEvents id or Debezium id"}
 	}
 	u, err := uuid.Parse(m.EventID)
 	if err != nil {

@@ -8,6 +8,13 @@
 // "eventType", the aggregate type from the topic
 // "outbox.event.<aggregate type>" and the aggregate id from the key: when
 // asked to with Debezium, or when the Jitoutbox-* headers are missing.
+//
+// CloudEvents (kafkapub's CloudEvents option, or another producer) are read
+// too: in binary mode from the "ce_" headers (ce_id, ce_type, ce_subject,
+// else ce_partitionkey as the aggregate id), in structured mode (content
+// type application/cloudevents+json) from the JSON event format, whose
+// data becomes the Payload. The Jitoutbox-* headers win when present;
+// CloudEvents have no aggregate type.
 package kafkasub
 
 import (

@@ -14,16 +14,19 @@ import (
 	"github.com/jitoutbox/jitoutbox/inbox/internal/inboxtest"
 	"github.com/jitoutbox/jitoutbox/inbox/kafkasub"
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 	"github.com/jitoutbox/jitoutbox/relay/kafkapub"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestRecords: records published by kafkapub on an in-process cluster,
-// plain and with the Debezium option, read back with their id, aggregate
+// plain, with the Debezium option and as CloudEvents (the payload is the
+// event data in structured mode too), read back with their id, aggregate
 // (the key, with Debezium) and seq; a republish is a Duplicate.
 func TestRecords(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "outbox.order", "outbox.event.order"))
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "outbox.order", "outbox.event.order",
+		"cebinary.order", "cestructured.order"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,6 +41,10 @@ func TestRecords(t *testing.T) {
 	}{
 		{"jitoutbox", nil, nil, "outbox.order"},
 		{"debezium", []kafkapub.Option{kafkapub.Debezium()}, []kafkasub.Option{kafkasub.Debezium()}, "outbox.event.order"},
+		{"cloudevents binary", []kafkapub.Option{kafkapub.CloudEvents("/orders", cloudevents.Binary),
+			kafkapub.WithTopicPrefix("cebinary")}, nil, "cebinary.order"},
+		{"cloudevents structured", []kafkapub.Option{kafkapub.CloudEvents("/orders", cloudevents.Structured),
+			kafkapub.WithTopicPrefix("cestructured")}, nil, "cestructured.order"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -93,5 +100,27 @@ func TestDebeziumConnectorRecord(t *testing.T) {
 	}
 	if m := kafkasub.Record(nil); m.EventID != "" {
 		t.Fatal(m)
+	}
+}
+
+// TestCloudEventsOnly: CloudEvents of another producer (no Jitoutbox-*
+// headers), in binary mode with the Kafka binding's "ce_" headers and in
+// structured mode, give their id, type, subject as aggregate id and data.
+func TestCloudEventsOnly(t *testing.T) {
+	id := uuid.Must(uuid.NewV7()).String()
+	h := func(k, v string) kgo.RecordHeader { return kgo.RecordHeader{Key: k, Value: []byte(v)} }
+	binary := &kgo.Record{Topic: "orders", Key: []byte("k"), Value: []byte(`{"total":1}`), Headers: []kgo.RecordHeader{
+		h("ce_specversion", "1.0"), h("ce_id", id), h("ce_source", "/orders"), h("ce_type", "order.paid"),
+		h("ce_subject", "o-2"), h("content-type", "application/json")}}
+	if d := inboxtest.Equal(kafkasub.Record(binary), inbox.Message{EventID: id, EventType: "order.paid", AggregateID: "o-2",
+		Payload: binary.Value}); d != "" {
+		t.Fatal(d)
+	}
+	structured := &kgo.Record{Topic: "orders", Headers: []kgo.RecordHeader{h("content-type", "application/cloudevents+json")},
+		Value: []byte(`{"specversion":"1.0","id":"` + id + `","source":"/orders","type":"order.paid","partitionkey":"o-3",` +
+			`"data_base64":"AAEC"}`)}
+	if d := inboxtest.Equal(kafkasub.Record(structured), inbox.Message{EventID: id, EventType: "order.paid", AggregateID: "o-3",
+		Payload: []byte{0, 1, 2}}); d != "" {
+		t.Fatal(d)
 	}
 }

@@ -9,6 +9,13 @@
 // asked to with Debezium, or when the Jitoutbox-* headers are missing.
 // Core NATS has no key, so a Debezium-shaped message without jitoutbox's
 // headers has no aggregate id.
+//
+// CloudEvents (natspub's CloudEvents option, or another producer) are read
+// too: in binary mode from the "ce-" headers (ce-id, ce-type, ce-subject,
+// else ce-partitionkey as the aggregate id), in structured mode (content
+// type application/cloudevents+json) from the JSON event format, whose
+// data becomes the Payload. The Jitoutbox-* headers win when present;
+// CloudEvents have no aggregate type.
 package natssub
 
 import (

@@ -16,6 +16,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/inbox/natssub"
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
 )
 
@@ -44,8 +45,9 @@ func publish(t *testing.T, p relay.Publisher, batch ...relay.Message) {
 	}
 }
 
-// TestCore: messages published by natspub on core NATS, plain and in the
-// Debezium shape, read back with their id, aggregate and seq; a republish
+// TestCore: messages published by natspub on core NATS, plain, in the
+// Debezium shape and as CloudEvents (the payload is the event data in
+// structured mode too), read back with their id, aggregate and seq; a republish
 // is a Duplicate.
 func TestCore(t *testing.T) {
 	srv := testnats.Server(t)
@@ -59,6 +61,8 @@ func TestCore(t *testing.T) {
 	}{
 		{"jitoutbox", nil, nil, "outbox.>"},
 		{"debezium", []natspub.Option{natspub.Debezium()}, []natssub.Option{natssub.Debezium()}, "outbox.event.>"},
+		{"cloudevents binary", []natspub.Option{natspub.CloudEvents("/orders", cloudevents.Binary)}, nil, "outbox.>"},
+		{"cloudevents structured", []natspub.Option{natspub.CloudEvents("/orders", cloudevents.Structured)}, nil, "outbox.>"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sub, err := nc.SubscribeSync(c.subject)
@@ -102,6 +106,35 @@ func TestDebeziumOnly(t *testing.T) {
 	if m := natssub.Message(nil); m.EventID != "" {
 		t.Fatal(m)
 	}
+}
+
+// TestCloudEventsOnly: CloudEvents of another producer (no Jitoutbox-*
+// headers), in binary mode with the NATS binding's "ce-" headers and in
+// structured mode, give their id, type, subject (else partitionkey) as
+// aggregate id and data; they apply once.
+func TestCloudEventsOnly(t *testing.T) {
+	f := inboxtest.New(t)
+	id := uuid.Must(uuid.NewV7()).String()
+	binary := &nats.Msg{Subject: "orders", Data: []byte(`{"total":1}`), Header: nats.Header{
+		"ce-specversion": {"1.0"}, "ce-id": {id}, "ce-source": {"/orders"}, "ce-type": {"order.paid"},
+		"ce-partitionkey": {"o-2"}, "content-type": {"application/json"}}}
+	got := natssub.Message(binary)
+	if d := inboxtest.Equal(got, inbox.Message{EventID: id, EventType: "order.paid", AggregateID: "o-2",
+		Payload: binary.Data}); d != "" {
+		t.Fatal(d)
+	}
+	f.Once(t, got, natssub.Message(binary))
+
+	id = uuid.Must(uuid.NewV7()).String()
+	structured := &nats.Msg{Subject: "orders", Header: nats.Header{"content-type": {"application/cloudevents+json; charset=utf-8"}},
+		Data: []byte(`{"specversion":"1.0","id":"` + id + `","source":"/orders","type":"order.paid","subject":"o-3",` +
+			`"datacontenttype":"application/json","data":{"total":2}}`)}
+	got = natssub.Message(structured)
+	if d := inboxtest.Equal(got, inbox.Message{EventID: id, EventType: "order.paid", AggregateID: "o-3",
+		Payload: []byte(`{"total":2}`)}); d != "" {
+		t.Fatal(d)
+	}
+	f.Once(t, got, natssub.Message(structured))
 }
 
 // TestJetStream: a message published by natspub to JetStream and consumed

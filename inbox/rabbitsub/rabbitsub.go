@@ -4,6 +4,14 @@
 // It reads the Jitoutbox-* headers (event id, type, aggregate, seq), and
 // falls back on the MessageId and Type properties (rabbitpub sets them to
 // the event id and type) when a header is missing.
+//
+// CloudEvents (rabbitpub's CloudEvents option, or another producer) are
+// read too: in binary mode from the AMQP binding's "cloudEvents:" (or
+// "cloudEvents_") headers (id, type, subject, else partitionkey as the
+// aggregate id), in structured mode (content type
+// application/cloudevents+json) from the JSON event format, whose data
+// becomes the Payload. The Jitoutbox-* headers win when present;
+// CloudEvents have no aggregate type.
 package rabbitsub
 
 import (
@@ -34,6 +42,6 @@ func Delivery(d *amqp.Delivery) inbox.Message {
 			flat[k] = fmt.Sprint(v)
 		}
 	}
-	return shape.Read(shape.Source{Headers: flat, Payload: d.Body, FallbackID: d.MessageId, FallbackType: d.Type},
+	return shape.Read(shape.Source{Headers: flat, Payload: d.Body, ContentType: d.ContentType, FallbackID: d.MessageId, FallbackType: d.Type},
 		shape.Options{})
 }

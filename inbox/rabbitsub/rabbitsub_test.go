@@ -16,6 +16,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/inbox/internal/inboxtest"
 	"github.com/jitoutbox/jitoutbox/inbox/rabbitsub"
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 	"github.com/jitoutbox/jitoutbox/relay/rabbitpub"
 )
 
@@ -29,8 +30,9 @@ func randomName(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// TestDeliveries: a message published by rabbitpub and delivered twice (a
-// nack with requeue, as after a consumer crash) applies once.
+// TestDeliveries: a message published by rabbitpub (plain and as
+// CloudEvents in both modes) and delivered twice (a nack with requeue, as
+// after a consumer crash) applies once.
 func TestDeliveries(t *testing.T) {
 	u := os.Getenv(envURL)
 	if u == "" {
@@ -59,47 +61,58 @@ func TestDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	pub, err := rabbitpub.New(u, rabbitpub.WithExchange(x))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = pub.Close() }()
-	ev := relay.Message{ID: uuid.Must(uuid.NewV7()).String(), Seq: 5, AggregateType: "order", AggregateID: "o-3",
-		EventType: "order.paid", Payload: []byte(`{"total":42}`), CreatedAt: time.Now()}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	errs := make([]error, 1)
-	pub.Publish(ctx, []relay.Message{ev}, errs)
-	if errs[0] != nil {
-		t.Fatal(errs[0])
-	}
-
-	var got []inbox.Message
-	deadline := time.Now().Add(10 * time.Second)
-	for len(got) < 2 {
-		d, ok, err := ch.Get(q.Name, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			if time.Now().After(deadline) {
-				t.Fatalf("got %d of 2 deliveries", len(got))
+	for _, tc := range []struct {
+		name string
+		opts []rabbitpub.Option
+	}{
+		{"jitoutbox", nil},
+		{"cloudevents binary", []rabbitpub.Option{rabbitpub.CloudEvents("/orders", cloudevents.Binary)}},
+		{"cloudevents structured", []rabbitpub.Option{rabbitpub.CloudEvents("/orders", cloudevents.Structured)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pub, err := rabbitpub.New(u, append(tc.opts, rabbitpub.WithExchange(x))...)
+			if err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		got = append(got, rabbitsub.Delivery(&d))
-		if len(got) == 1 {
-			_ = d.Nack(false, true) // redelivered
-		} else {
-			_ = d.Ack(false)
-		}
+			defer func() { _ = pub.Close() }()
+			ev := relay.Message{ID: uuid.Must(uuid.NewV7()).String(), Seq: 5, AggregateType: "order", AggregateID: "o-3",
+				EventType: "order.paid", Payload: []byte(`{"total":42}`), CreatedAt: time.Now()}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			errs := make([]error, 1)
+			pub.Publish(ctx, []relay.Message{ev}, errs)
+			if errs[0] != nil {
+				t.Fatal(errs[0])
+			}
+
+			var got []inbox.Message
+			deadline := time.Now().Add(10 * time.Second)
+			for len(got) < 2 {
+				d, ok, err := ch.Get(q.Name, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					if time.Now().After(deadline) {
+						t.Fatalf("got %d of 2 deliveries", len(got))
+					}
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				got = append(got, rabbitsub.Delivery(&d))
+				if len(got) == 1 {
+					_ = d.Nack(false, true) // redelivered
+				} else {
+					_ = d.Ack(false)
+				}
+			}
+			want := inbox.Message{EventID: ev.ID, Seq: 5, AggregateType: "order", AggregateID: "o-3", EventType: "order.paid", Payload: ev.Payload}
+			if d := inboxtest.Equal(got[0], want); d != "" {
+				t.Fatal(d)
+			}
+			inboxtest.New(t).Once(t, got...)
+		})
 	}
-	want := inbox.Message{EventID: ev.ID, Seq: 5, AggregateType: "order", AggregateID: "o-3", EventType: "order.paid", Payload: ev.Payload}
-	if d := inboxtest.Equal(got[0], want); d != "" {
-		t.Fatal(d)
-	}
-	inboxtest.New(t).Once(t, got...)
 }
 
 // TestProperties: without the Jitoutbox-* headers the MessageId and Type
@@ -113,5 +126,29 @@ func TestProperties(t *testing.T) {
 	}
 	if m := rabbitsub.Delivery(nil); m.EventID != "" {
 		t.Fatal(m)
+	}
+}
+
+// TestCloudEventsOnly: CloudEvents of another producer (no Jitoutbox-*
+// headers), in binary mode with the AMQP binding's "cloudEvents:" (or
+// "cloudEvents_") application properties as headers and in structured mode
+// (the content-type property), give their id, type, subject as aggregate
+// id and data.
+func TestCloudEventsOnly(t *testing.T) {
+	id := uuid.Must(uuid.NewV7()).String()
+	for _, p := range []string{"cloudEvents:", "cloudEvents_"} {
+		d := &amqp.Delivery{ContentType: "application/json", Body: []byte(`{"total":1}`), Headers: amqp.Table{
+			p + "specversion": "1.0", p + "id": id, p + "source": "/orders", p + "type": "order.paid", p + "subject": "o-2"}}
+		if diff := inboxtest.Equal(rabbitsub.Delivery(d), inbox.Message{EventID: id, EventType: "order.paid", AggregateID: "o-2",
+			Payload: d.Body}); diff != "" {
+			t.Fatal(p, diff)
+		}
+	}
+	d := &amqp.Delivery{ContentType: "application/cloudevents+json",
+		Body: []byte(`{"specversion":"1.0","id":"` + id + `","source":"/orders","type":"order.paid","subject":"o-3",` +
+			`"datacontenttype":"text/plain","data":"hello"}`)}
+	if diff := inboxtest.Equal(rabbitsub.Delivery(d), inbox.Message{EventID: id, EventType: "order.paid", AggregateID: "o-3",
+		Payload: []byte("hello")}); diff != "" {
+		t.Fatal(diff)
 	}
 }

@@ -20,6 +20,10 @@
 // with the event id and "eventType" with the event type, so consumers
 // written for Debezium work unchanged.
 //
+// With the [CloudEvents] option each record is a CloudEvents 1.0 event, in
+// binary mode ("ce_" headers) or structured mode (the JSON event format as
+// the value); package relay/cloudevents has the mapping.
+//
 // # Delivery guarantees
 //
 // A record counts as delivered when the partition leader acknowledged it

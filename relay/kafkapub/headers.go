@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Header names set on records. They are those of package natspub, so a
@@ -59,29 +60,52 @@ const (
 
 // newRecord builds the record for m on topic: key = aggregate id, value =
 // payload, the user's headers (sorted by name, for a stable order) followed
-// by jitoutbox's.
-func newRecord(topic string, m *relay.Message, debezium bool) *kgo.Record {
-	own := make([]kgo.RecordHeader, 0, 13)
+// by jitoutbox's. With o.ce, the CloudEvents headers, content type and value
+// are the encoder's.
+func newRecord(topic string, m *relay.Message, o *options) *kgo.Record {
+	ce := o.ce
+	n := 13
+	if ce != nil {
+		n += cloudevents.HeaderCount
+	}
+	own := make([]kgo.RecordHeader, 0, n)
 	add := func(k, v string) { own = append(own, kgo.RecordHeader{Key: k, Value: []byte(v)}) }
-	if debezium {
+	if o.debezium {
 		add(DebeziumHeaderID, m.ID)
 		add(DebeziumHeaderEventType, m.EventType)
 	}
-	add(HeaderEventID, m.ID)
-	add(HeaderEventType, m.EventType)
+	// In CloudEvents binary mode the ce_ headers carry the event id, type,
+	// aggregate id (subject), created at (time) and content type: the
+	// headers of jitoutbox's that would repeat them are left out.
+	bin := ce != nil && ce.Mode() == cloudevents.Binary
+	if !bin {
+		add(HeaderEventID, m.ID)
+		add(HeaderEventType, m.EventType)
+	}
 	add(HeaderAggregateType, m.AggregateType)
-	add(HeaderAggregateID, m.AggregateID)
+	if !bin {
+		add(HeaderAggregateID, m.AggregateID)
+	}
 	if m.Seq != 0 {
 		add(HeaderSeq, strconv.FormatInt(m.Seq, 10))
 	}
 	if m.IdempotencyKey != "" {
 		add(HeaderIdempotencyKey, m.IdempotencyKey)
 	}
-	if !m.CreatedAt.IsZero() {
+	if !bin && !m.CreatedAt.IsZero() {
 		add(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
-	if m.ContentType != "" {
-		add(HeaderContentType, m.ContentType)
+	value := m.Payload
+	if ce == nil {
+		if m.ContentType != "" {
+			add(HeaderContentType, m.ContentType)
+		}
+	} else {
+		if ct := ce.ContentType(m); ct != "" {
+			add(cloudevents.HeaderContentType, ct)
+		}
+		ce.Headers(m, add)
+		value = ce.Body(m)
 	}
 	if d := m.Dead; d != nil {
 		add(HeaderDeadError, d.Error)
@@ -106,7 +130,7 @@ func newRecord(topic string, m *relay.Message, debezium bool) *kgo.Record {
 		}
 		headers = append(headers, own...)
 	}
-	return &kgo.Record{Topic: topic, Key: []byte(m.AggregateID), Value: m.Payload, Headers: headers}
+	return &kgo.Record{Topic: topic, Key: []byte(m.AggregateID), Value: value, Headers: headers}
 }
 
 // clashes reports whether a header named k is among own, ignoring case.
@@ -133,8 +157,13 @@ func Header(r *kgo.Record, key string) string {
 	return ""
 }
 
-// EventID returns the jitoutbox event id of a consumed record, "" if it has
-// none. Consumers that must process each event once record it.
+// EventID returns the jitoutbox event id of a consumed record: its
+// [HeaderEventID] header, else its "ce_id" header (CloudEvents binary mode),
+// "" if it has neither. Consumers that must process each event once record
+// it.
 func EventID(r *kgo.Record) string {
-	return Header(r, HeaderEventID)
+	if id := Header(r, HeaderEventID); id != "" {
+		return id
+	}
+	return Header(r, cloudevents.PrefixKafka+cloudevents.AttrID)
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Defaults of the options.
@@ -32,7 +34,9 @@ type options struct {
 	prefixSet     bool
 	ackTimeout    time.Duration
 	debezium      bool
-	clientOpts    []kgo.Opt
+	// ce is set by CloudEvents.
+	ce         *cloudevents.Encoder
+	clientOpts []kgo.Opt
 	// preflightTopics are the topics Preflight checks.
 	preflightTopics []string
 }
@@ -49,6 +53,9 @@ func buildOptions(opts []Option) (*options, error) {
 	}
 	if o.router != nil && o.prefixSet {
 		return nil, fmt.Errorf("%w: WithRouter and WithTopicPrefix exclude each other", ErrInvalidOption)
+	}
+	if o.ce != nil && o.debezium {
+		return nil, fmt.Errorf("%w: CloudEvents and Debezium exclude each other", ErrInvalidOption)
 	}
 	if o.router == nil {
 		prefix := o.prefix
@@ -116,6 +123,33 @@ func WithAckTimeout(d time.Duration) Option {
 func Debezium() Option {
 	return func(o *options) error {
 		o.debezium = true
+		return nil
+	}
+}
+
+// CloudEvents makes every record a CloudEvents 1.0 event with the given
+// source, which must be a URI-reference (an error wrapping
+// cloudevents.ErrInvalidSource otherwise), for example
+// "https://orders.example.com" or "/orders". The attributes are mapped as
+// package relay/cloudevents describes. In cloudevents.Binary mode they
+// travel as "ce_" headers (ce_id, ce_source, ce_specversion, ce_type,
+// ce_subject, ce_time, ce_traceparent, ce_tracestate, ce_partitionkey), the
+// datacontenttype as the "content-type" header (in place of
+// [HeaderContentType]) and the payload as the value, as the Kafka protocol
+// binding says. In cloudevents.Structured mode the value is the JSON event
+// format and "content-type" is "application/cloudevents+json". The key
+// stays the aggregate id (the binding maps partitionkey to the key), and
+// jitoutbox's other headers are sent as well, but in binary mode no value
+// is sent twice: [HeaderEventID], [HeaderEventType], [HeaderAggregateID]
+// and [HeaderCreatedAt] are left out (the ce_ headers carry them; [EventID]
+// reads ce_id). It excludes Debezium.
+func CloudEvents(source string, mode cloudevents.Mode) Option {
+	return func(o *options) error {
+		e, err := cloudevents.NewEncoder(source, mode, cloudevents.PrefixKafka)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
+		o.ce = e
 		return nil
 	}
 }

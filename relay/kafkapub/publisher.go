@@ -216,7 +216,7 @@ func (p *Publisher) produce(ctx, pctx context.Context, batch []relay.Message, er
 	pending := make(map[int]bool, len(send))
 	for _, i := range send {
 		pending[i] = true
-		p.cl.Produce(pctx, newRecord(topics[i], &batch[i], p.opts.debezium), func(_ *kgo.Record, err error) {
+		p.cl.Produce(pctx, newRecord(topics[i], &batch[i], p.opts), func(_ *kgo.Record, err error) {
 			done <- result{i: i, err: err}
 		})
 	}

@@ -68,7 +68,7 @@ func (c *Core) Publish(ctx context.Context, batch []relay.Message, errs []error)
 			continue
 		}
 		subjects[i] = subject
-		if err := c.nc.PublishMsg(newMsg(subject, m, "", "", c.opts.debezium)); err != nil {
+		if err := c.nc.PublishMsg(newMsg(subject, m, "", "", c.opts)); err != nil {
 			errs[i] = publishError(m, subject, err)
 			continue
 		}

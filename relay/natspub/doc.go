@@ -15,6 +15,10 @@
 // with the event type (the names package kafkapub uses), so one consumer
 // written for that shape reads them unchanged.
 //
+// With the [CloudEvents] option each message is a CloudEvents 1.0 event, in
+// binary mode ("ce-" headers) or structured mode (the JSON event format as
+// the data); package relay/cloudevents has the mapping.
+//
 // # Delivery guarantees
 //
 // [JetStream] reports a message delivered only when the stream has

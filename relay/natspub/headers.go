@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Header names set on every published message. User headers never use the
@@ -67,9 +68,11 @@ const (
 )
 
 // newMsg builds the NATS message for m on subject: the user's headers first,
-// then jitoutbox's, so jitoutbox's win on a clash. With debezium, the event
-// id and type are also set as [DebeziumHeaderID] and
-// [DebeziumHeaderEventType]; when m.Dead is set, the Dead headers are added. jitoutbox's values share
+// then jitoutbox's, so jitoutbox's win on a clash. With o.debezium, the
+// event id and type are also set as [DebeziumHeaderID] and
+// [DebeziumHeaderEventType]; with o.ce, the CloudEvents headers, content
+// type and body are the encoder's; when m.Dead is set, the Dead headers are
+// added. jitoutbox's values share
 // one backing array (one allocation, not one per header; each value is
 // capped at length one, so that a later Add to a header copies).
 //
@@ -78,22 +81,36 @@ const (
 // array, rather than through jetstream.WithMsgID and WithExpectStream, which
 // cost an option closure and a header allocation per message and set the
 // same headers.
-func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezium bool) *nats.Msg {
+func newMsg(subject string, m *relay.Message, msgID, expectStream string, o *options) *nats.Msg {
+	ce := o.ce
+	// In CloudEvents binary mode the ce- headers carry the event id, type,
+	// aggregate id (subject), created at (time) and content type: the
+	// headers of jitoutbox's that would repeat them are left out.
+	bin := ce != nil && ce.Mode() == cloudevents.Binary
 	// The exact entry count: up to 8 fits a small map of one group; past
-	// that, sizing the map once beats growing it.
-	n := len(m.Headers) + 4
+	// that, sizing the map once beats growing it, and a larger hint than
+	// needed costs a larger table.
+	n := len(m.Headers) + 1
+	if !bin {
+		n += 3
+		if !m.CreatedAt.IsZero() {
+			n++
+		}
+	}
 	if m.Seq != 0 {
 		n++
 	}
-	for _, v := range [...]string{m.IdempotencyKey, m.ContentType, msgID, expectStream} {
+	ct := m.ContentType
+	if ce != nil {
+		ct = ce.ContentType(m)
+		n += ce.HeaderLen(m)
+	}
+	for _, v := range [...]string{m.IdempotencyKey, ct, msgID, expectStream} {
 		if v != "" {
 			n++
 		}
 	}
-	if !m.CreatedAt.IsZero() {
-		n++
-	}
-	if debezium {
+	if o.debezium {
 		n += 2
 	}
 	if m.Dead != nil {
@@ -115,21 +132,34 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 		n := len(vals)
 		h[k] = vals[n-1 : n : n]
 	}
-	set(HeaderEventID, m.ID)
-	set(HeaderEventType, m.EventType)
+	if !bin {
+		set(HeaderEventID, m.ID)
+		set(HeaderEventType, m.EventType)
+	}
 	set(HeaderAggregateType, m.AggregateType)
-	set(HeaderAggregateID, m.AggregateID)
+	if !bin {
+		set(HeaderAggregateID, m.AggregateID)
+	}
 	if m.Seq != 0 {
 		set(HeaderSeq, strconv.FormatInt(m.Seq, 10))
 	}
 	if m.IdempotencyKey != "" {
 		set(HeaderIdempotencyKey, m.IdempotencyKey)
 	}
-	if !m.CreatedAt.IsZero() {
+	if !bin && !m.CreatedAt.IsZero() {
 		set(HeaderCreatedAt, m.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
-	if m.ContentType != "" {
-		set(HeaderContentType, m.ContentType)
+	data := m.Payload
+	if ce == nil {
+		if ct != "" {
+			set(HeaderContentType, ct)
+		}
+	} else {
+		if ct != "" {
+			set(cloudevents.HeaderContentType, ct)
+		}
+		ce.Headers(m, set)
+		data = ce.Body(m)
 	}
 	if msgID != "" {
 		set(jetstream.MsgIDHeader, msgID)
@@ -137,7 +167,7 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 	if expectStream != "" {
 		set(jetstream.ExpectedStreamHeader, expectStream)
 	}
-	if debezium {
+	if o.debezium {
 		set(DebeziumHeaderID, m.ID)
 		set(DebeziumHeaderEventType, m.EventType)
 	}
@@ -148,7 +178,7 @@ func newMsg(subject string, m *relay.Message, msgID, expectStream string, debezi
 			set(HeaderDeadAt, d.At.UTC().Format(time.RFC3339Nano))
 		}
 	}
-	return &nats.Msg{Subject: subject, Header: h, Data: m.Payload}
+	return &nats.Msg{Subject: subject, Header: h, Data: data}
 }
 
 // reservedPrefix starts the header names the NATS server reserves.
@@ -160,11 +190,16 @@ func reservedHeader(k string) bool {
 	return len(k) >= len(reservedPrefix) && strings.EqualFold(k[:len(reservedPrefix)], reservedPrefix)
 }
 
-// EventID returns the jitoutbox event id of a received message, "" if it
-// has none. Consumers that must process each event once record it.
+// EventID returns the jitoutbox event id of a received message: its
+// [HeaderEventID] header, else its "ce-id" header (CloudEvents binary mode),
+// "" if it has neither. Consumers that must process each event once record
+// it.
 func EventID(msg *nats.Msg) string {
 	if msg == nil {
 		return ""
 	}
-	return msg.Header.Get(HeaderEventID)
+	if id := msg.Header.Get(HeaderEventID); id != "" {
+		return id
+	}
+	return msg.Header.Get(cloudevents.PrefixNATS + cloudevents.AttrID)
 }

@@ -23,7 +23,7 @@ func testMessage() relay.Message {
 // the others alone although their values share one backing array.
 func TestNewMsgHeaders(t *testing.T) {
 	m := testMessage()
-	msg := newMsg("events.order", &m, m.ID, "STREAM", false)
+	msg := newMsg("events.order", &m, m.ID, "STREAM", &options{})
 	want := map[string]string{
 		HeaderEventID: m.ID, HeaderEventType: "order.placed", HeaderAggregateType: "order",
 		HeaderAggregateID: "o-42", HeaderSeq: "9007199254740993", HeaderIdempotencyKey: "k-1", HeaderContentType: "application/json",
@@ -55,7 +55,7 @@ func TestNewMsgHeaders(t *testing.T) {
 func TestNewMsgWithoutSeq(t *testing.T) {
 	m := testMessage()
 	m.Seq = 0
-	msg := newMsg("events.order", &m, "", "", false)
+	msg := newMsg("events.order", &m, "", "", &options{})
 	if v, ok := msg.Header[HeaderSeq]; ok {
 		t.Errorf("header %s = %q on a message with seq 0", HeaderSeq, v)
 	}
@@ -66,7 +66,7 @@ func BenchmarkNewMsg(b *testing.B) {
 	m := testMessage()
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = newMsg("events.order", &m, m.ID, "", false)
+		_ = newMsg("events.order", &m, m.ID, "", &options{})
 	}
 }
 
@@ -76,7 +76,7 @@ func TestNewMsgDebeziumAndDead(t *testing.T) {
 	m := testMessage()
 	m.Headers = map[string]string{"id": "spoofed", "eventType": "spoofed", "X": "kept"}
 	m.Dead = &relay.DeadInfo{Error: "boom", Attempts: 3, At: time.Date(2026, 11, 23, 9, 0, 0, 0, time.FixedZone("X", -3600))}
-	msg := newMsg("outbox.event.order", &m, "", "", true)
+	msg := newMsg("outbox.event.order", &m, "", "", &options{debezium: true})
 	want := map[string]string{
 		DebeziumHeaderID: m.ID, DebeziumHeaderEventType: m.EventType, HeaderEventID: m.ID, "X": "kept",
 		HeaderDeadError: "boom", HeaderDeadAttempts: "3", HeaderDeadAt: "2026-11-23T10:00:00Z",
@@ -87,7 +87,7 @@ func TestNewMsgDebeziumAndDead(t *testing.T) {
 		}
 	}
 	m.Dead, m.Headers = nil, nil
-	msg = newMsg("outbox.order.placed", &m, "", "", false)
+	msg = newMsg("outbox.order.placed", &m, "", "", &options{})
 	for _, k := range []string{DebeziumHeaderID, DebeziumHeaderEventType, HeaderDeadError, HeaderDeadAttempts, HeaderDeadAt} {
 		if _, ok := msg.Header[k]; ok {
 			t.Errorf("unexpected header %s", k)
@@ -105,7 +105,7 @@ func TestNewMsgDropsReservedHeaders(t *testing.T) {
 		"Nats-Expected-Last-Subject-Sequence": "999", "nats-ttl": "1s", "NATS-Rollup": "sub",
 		"Nats-Msg-Id": "not-the-event", "natsy": "kept", "X-Trace": "kept",
 	}
-	msg := newMsg("events.order", &m, m.ID, "", false)
+	msg := newMsg("events.order", &m, m.ID, "", &options{})
 	for k := range msg.Header {
 		if reservedHeader(k) && k != HeaderMsgID {
 			t.Errorf("reserved user header %s kept", k)

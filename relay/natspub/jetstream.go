@@ -120,7 +120,7 @@ func (p *JetStream) Publish(ctx context.Context, batch []relay.Message, errs []e
 			errs[i] = err
 			continue
 		}
-		paf, err := p.js.PublishMsgAsync(newMsg(subject, m, m.ID, p.opts.expectStream, p.opts.debezium), pubOpts...)
+		paf, err := p.js.PublishMsgAsync(newMsg(subject, m, m.ID, p.opts.expectStream, p.opts), pubOpts...)
 		if err != nil {
 			errs[i] = publishError(m, subject, err)
 			continue
@@ -145,7 +145,7 @@ func (p *JetStream) publishOne(ctx context.Context, m *relay.Message) error {
 	}
 	actx, cancel := context.WithTimeout(ctx, p.opts.ackTimeout)
 	defer cancel()
-	if _, err := p.js.PublishMsg(actx, newMsg(subject, m, m.ID, p.opts.expectStream, p.opts.debezium)); err != nil {
+	if _, err := p.js.PublishMsg(actx, newMsg(subject, m, m.ID, p.opts.expectStream, p.opts)); err != nil {
 		if ctx.Err() == nil && actx.Err() != nil {
 			err = fmt.Errorf("%w after %v", ErrAckTimeout, p.opts.ackTimeout)
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Defaults of the options.
@@ -36,6 +38,8 @@ type options struct {
 	ackTimeout    time.Duration
 	expectStream  string
 	debezium      bool
+	// ce is set by CloudEvents.
+	ce *cloudevents.Encoder
 
 	// Durability check (JetStream only).
 	syncAlways      bool
@@ -56,6 +60,9 @@ func buildOptions(opts []Option) (*options, error) {
 	}
 	if o.router != nil && o.prefixSet {
 		return nil, fmt.Errorf("%w: WithRouter and WithSubjectPrefix exclude each other", ErrInvalidOption)
+	}
+	if o.ce != nil && o.debezium {
+		return nil, fmt.Errorf("%w: CloudEvents and Debezium exclude each other", ErrInvalidOption)
 	}
 	if o.router == nil {
 		newRouter, prefix := DefaultRouter, o.prefix
@@ -192,6 +199,33 @@ func WithoutDurabilityCheck() Option {
 func Debezium() Option {
 	return func(o *options) error {
 		o.debezium = true
+		return nil
+	}
+}
+
+// CloudEvents makes every message a CloudEvents 1.0 event with the given
+// source, which must be a URI-reference (an error wrapping
+// cloudevents.ErrInvalidSource otherwise), for example
+// "https://orders.example.com" or "/orders". The attributes are mapped as
+// package relay/cloudevents describes. In cloudevents.Binary mode they
+// travel as "ce-" headers (ce-id, ce-source, ce-specversion, ce-type,
+// ce-subject, ce-time, ce-traceparent, ce-tracestate, ce-partitionkey), the
+// datacontenttype as the "content-type" header (in place of
+// [HeaderContentType]) and the payload as the data, as the NATS protocol
+// binding and the Go SDK's NATS and JetStream bindings read them. In
+// cloudevents.Structured mode the data is the JSON event format and
+// "content-type" is "application/cloudevents+json". jitoutbox's other
+// headers are sent as well (Nats-Msg-Id included), but in binary mode no
+// value is sent twice: [HeaderEventID], [HeaderEventType],
+// [HeaderAggregateID] and [HeaderCreatedAt] are left out (the ce- headers
+// carry them; [EventID] reads ce-id). It excludes Debezium.
+func CloudEvents(source string, mode cloudevents.Mode) Option {
+	return func(o *options) error {
+		e, err := cloudevents.NewEncoder(source, mode, cloudevents.PrefixNATS)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
+		o.ce = e
 		return nil
 	}
 }

@@ -14,6 +14,11 @@
 // the relay's Config.DeadLetter, routed to a dead-letter exchange, keeps why
 // and when the event died.
 //
+// With the [CloudEvents] option each message is a CloudEvents 1.0 event, in
+// binary mode ("cloudEvents:" headers, the AMQP binding's names) or
+// structured mode (the JSON event format as the body); package
+// relay/cloudevents has the mapping.
+//
 // # Destination
 //
 // There is no default exchange: give [WithExchange] (a topic exchange suits

@@ -76,7 +76,7 @@ func TestErrorClassification(t *testing.T) {
 func TestPublishingDropsReservedHeaders(t *testing.T) {
 	m := relay.Message{ID: "e1", AggregateType: "order", AggregateID: "o-1", EventType: "order.placed",
 		Headers: map[string]string{"CC": "a", "BCC": "b", "cc": "kept", "x-delay": "kept"}}
-	p, err := newPublishing(&m)
+	p, err := newPublishing(&m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Header names set on every published message, the same as natspub's. User
@@ -48,13 +49,18 @@ const (
 
 // newPublishing builds the AMQP message for m: persistent, MessageId = event
 // id, Type = event type, Timestamp = created at, the user's headers (but
-// "CC" and "BCC": reservedHeader) and then jitoutbox's. It fails
+// "CC" and "BCC": reservedHeader) and then jitoutbox's. With ce, the
+// CloudEvents headers, content type and body are the encoder's. It fails
 // (permanently) when a short-string field is too long.
-func newPublishing(m *relay.Message) (amqp.Publishing, error) {
+func newPublishing(m *relay.Message, ce *cloudevents.Encoder) (amqp.Publishing, error) {
 	if len(m.ID) > MaxNameLen || len(m.EventType) > MaxNameLen || len(m.ContentType) > MaxNameLen {
 		return amqp.Publishing{}, relay.Permanent(fmt.Errorf("%w: event id, event type or content type longer than %d bytes", ErrInvalidMessage, MaxNameLen))
 	}
-	h := make(amqp.Table, len(m.Headers)+10)
+	n := len(m.Headers) + 10
+	if ce != nil {
+		n += cloudevents.HeaderCount
+	}
+	h := make(amqp.Table, n)
 	for k, v := range m.Headers {
 		if reservedHeader(k) {
 			continue
@@ -64,17 +70,26 @@ func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 		}
 		h[k] = v
 	}
-	h[HeaderEventID] = m.ID
-	h[HeaderEventType] = m.EventType
+	// In CloudEvents binary mode the cloudEvents: headers carry the event
+	// id, type, aggregate id (subject) and created at (time): the headers of
+	// jitoutbox's that would repeat them are left out (the message id and
+	// type properties stay).
+	bin := ce != nil && ce.Mode() == cloudevents.Binary
+	if !bin {
+		h[HeaderEventID] = m.ID
+		h[HeaderEventType] = m.EventType
+	}
 	h[HeaderAggregateType] = m.AggregateType
-	h[HeaderAggregateID] = m.AggregateID
+	if !bin {
+		h[HeaderAggregateID] = m.AggregateID
+	}
 	if m.Seq != 0 {
 		h[HeaderSeq] = strconv.FormatInt(m.Seq, 10)
 	}
 	if m.IdempotencyKey != "" {
 		h[HeaderIdempotencyKey] = m.IdempotencyKey
 	}
-	if !m.CreatedAt.IsZero() {
+	if !bin && !m.CreatedAt.IsZero() {
 		h[HeaderCreatedAt] = m.CreatedAt.UTC().Format(time.RFC3339Nano)
 	}
 	if d := m.Dead; d != nil {
@@ -82,8 +97,11 @@ func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 		h[HeaderDeadAttempts] = strconv.Itoa(d.Attempts)
 		h[HeaderDeadAt] = d.At.UTC().Format(time.RFC3339Nano)
 	}
-	ct := m.ContentType
-	if ct == "" {
+	ct, body := m.ContentType, m.Payload
+	if ce != nil {
+		ce.Headers(m, func(k, v string) { h[k] = v })
+		ct, body = ce.ContentType(m), ce.Body(m)
+	} else if ct == "" {
 		ct = "application/octet-stream"
 	}
 	return amqp.Publishing{
@@ -93,7 +111,7 @@ func newPublishing(m *relay.Message) (amqp.Publishing, error) {
 		MessageId:    m.ID,
 		Type:         m.EventType,
 		Timestamp:    m.CreatedAt,
-		Body:         m.Payload,
+		Body:         body,
 	}, nil
 }
 
@@ -106,8 +124,10 @@ func reservedHeader(k string) bool {
 	return k == "CC" || k == "BCC"
 }
 
-// EventID returns the jitoutbox event id of a received message, "" if it
-// has none. Consumers that must process each event once record it.
+// EventID returns the jitoutbox event id of a received message: its
+// [HeaderEventID] header, else its MessageId property (the event id too,
+// with or without CloudEvents), "" if it has neither. Consumers that must
+// process each event once record it.
 func EventID(d *amqp.Delivery) string {
 	if d == nil {
 		return ""

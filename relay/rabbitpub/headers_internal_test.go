@@ -12,7 +12,7 @@ import (
 func TestPublishingSeqHeader(t *testing.T) {
 	m := relay.Message{ID: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", Seq: 9007199254740993,
 		AggregateType: "order", AggregateID: "o-42", EventType: "order.placed"}
-	p, err := newPublishing(&m)
+	p, err := newPublishing(&m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestPublishingSeqHeader(t *testing.T) {
 		t.Errorf("%s = %#v, want \"9007199254740993\"", HeaderSeq, p.Headers[HeaderSeq])
 	}
 	m.Seq = 0
-	if p, err = newPublishing(&m); err != nil {
+	if p, err = newPublishing(&m, nil); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := p.Headers[HeaderSeq]; ok {

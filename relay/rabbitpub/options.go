@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 )
 
 // Defaults of the options.
@@ -39,6 +41,8 @@ type options struct {
 	dialTimeout    time.Duration
 	heartbeat      time.Duration
 	logger         *slog.Logger
+	// ce is set by CloudEvents.
+	ce *cloudevents.Encoder
 	// urlOnly: an option that applies to New alone was given.
 	urlOnly bool
 }
@@ -162,6 +166,36 @@ func WithLogger(l *slog.Logger) Option {
 			return fmt.Errorf("%w: nil logger", ErrInvalidOption)
 		}
 		o.logger = l
+		return nil
+	}
+}
+
+// CloudEvents makes every message a CloudEvents 1.0 event with the given
+// source, which must be a URI-reference (an error wrapping
+// cloudevents.ErrInvalidSource otherwise), for example
+// "https://orders.example.com" or "/orders". The attributes are mapped as
+// package relay/cloudevents describes. RabbitMQ speaks AMQP 0-9-1, which has
+// no CloudEvents binding of its own; the AMQP (1.0) binding's names are
+// used, its application properties being the headers table: in
+// cloudevents.Binary mode the attributes travel as "cloudEvents:" headers
+// (cloudEvents:id, cloudEvents:source, cloudEvents:specversion,
+// cloudEvents:type, cloudEvents:subject, cloudEvents:time,
+// cloudEvents:traceparent, cloudEvents:tracestate,
+// cloudEvents:partitionkey), the datacontenttype as the content-type
+// property (left empty when the event has none) and the payload as the
+// body. In cloudevents.Structured mode the body is the JSON event format
+// and the content type "application/cloudevents+json". jitoutbox's headers
+// and the message id and type properties are sent as well, but in binary
+// mode no value is sent twice: [HeaderEventID], [HeaderEventType],
+// [HeaderAggregateID] and [HeaderCreatedAt] are left out (the cloudEvents:
+// headers carry them; [EventID] falls back on the message id).
+func CloudEvents(source string, mode cloudevents.Mode) Option {
+	return func(o *options) error {
+		e, err := cloudevents.NewEncoder(source, mode, cloudevents.PrefixAMQP)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+		}
+		o.ce = e
 		return nil
 	}
 }

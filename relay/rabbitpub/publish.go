@@ -89,7 +89,7 @@ func (p *Publisher) send(ctx, wctx context.Context, s *session, batch []relay.Me
 			errs[i] = msgError(m, r, err)
 			continue
 		}
-		pub, err := newPublishing(m)
+		pub, err := newPublishing(m, p.opts.ce)
 		if err != nil {
 			errs[i] = msgError(m, r, err)
 			continue

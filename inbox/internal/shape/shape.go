@@ -1,7 +1,8 @@
 // Package shape reads an inbox.Message from the headers, destination and
 // key of a received message, for the broker adapters of package inbox:
-// jitoutbox's Jitoutbox-* headers, and the shape of Debezium's outbox event
-// router.
+// jitoutbox's Jitoutbox-* headers, CloudEvents (binary mode in the NATS,
+// Kafka and AMQP bindings' header names, and structured mode in the JSON
+// event format), and the shape of Debezium's outbox event router.
 package shape
 
 import (
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/jitoutbox/jitoutbox/inbox"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
 )
 
@@ -31,8 +33,9 @@ const (
 type Options struct {
 	// Debezium prefers Debezium's fields (the "id" and "eventType"
 	// headers, the aggregate type from the destination, the aggregate id
-	// from the key) to the Jitoutbox-* headers. Without it, the Jitoutbox-*
-	// headers win and Debezium's fields fill in what they lack (detection:
+	// from the key) to the Jitoutbox-* headers and CloudEvents attributes.
+	// Without it, the Jitoutbox-* headers win, then the CloudEvents
+	// attributes, and Debezium's fields fill in what they lack (detection:
 	// a record of a real Debezium connector carries no Jitoutbox-* header).
 	Debezium bool
 	// DebeziumPrefix is the destination prefix before the aggregate type,
@@ -50,6 +53,10 @@ type Source struct {
 	Key []byte
 	// Payload is the body.
 	Payload []byte
+	// ContentType is the broker's content type property (RabbitMQ); ""
+	// elsewhere, where the "content-type" (or "Content-Type") header is
+	// read instead.
+	ContentType string
 	// FallbackID and FallbackType are the broker's own message id and type
 	// (RabbitMQ's MessageId and Type properties), used when no header has
 	// them.
@@ -68,20 +75,23 @@ func Read(src Source, o Options) inbox.Message {
 		dAggType = rest
 	}
 	jit := [...]string{h[headerEventID], h[headerEventType], h[headerAggregateType], h[headerAggregateID]}
+	ce, payload := readCloudEvent(src)
 	dbz := [...]string{unquote(h[debeziumID]), unquote(h[debeziumEventType]), dAggType, string(src.Key)}
-	first, second := jit, dbz
+	order := [...][4]string{jit, ce, dbz}
 	if o.Debezium {
-		first, second = dbz, jit
+		order = [...][4]string{dbz, jit, ce}
 	}
 	pick := func(i int) string {
-		if first[i] != "" {
-			return first[i]
+		for _, f := range order {
+			if f[i] != "" {
+				return f[i]
+			}
 		}
-		return second[i]
+		return ""
 	}
 	m := inbox.Message{
 		EventID: pick(0), EventType: pick(1), AggregateType: pick(2), AggregateID: pick(3),
-		Seq: parseSeq(h[headerSeq]), Payload: src.Payload, Headers: h,
+		Seq: parseSeq(h[headerSeq]), Payload: payload, Headers: h,
 	}
 	if m.EventID == "" {
 		m.EventID = src.FallbackID
@@ -90,6 +100,48 @@ func Read(src Source, o Options) inbox.Message {
 		m.EventType = src.FallbackType
 	}
 	return m
+}
+
+// cePrefixes are the binary-mode header prefixes of the bindings.
+var cePrefixes = [...]string{cloudevents.PrefixNATS, cloudevents.PrefixKafka, cloudevents.PrefixAMQP, cloudevents.PrefixAMQPAlt}
+
+// readCloudEvent returns the event id, event type, aggregate type (always
+// "": CloudEvents has no such attribute) and aggregate id (the subject, else
+// the partitionkey extension) of a CloudEvents message, and its data. A
+// structured-mode message (content type application/cloudevents+json)
+// yields the envelope's attributes and data; a binary-mode message the
+// prefixed headers of the first binding whose id header is present, and the
+// body. Other messages yield no fields and the body.
+func readCloudEvent(src Source) ([4]string, []byte) {
+	h := src.Headers
+	ct := src.ContentType
+	if ct == "" {
+		ct = h[cloudevents.HeaderContentType]
+	}
+	if ct == "" {
+		ct = h[natspub.HeaderContentType]
+	}
+	if cloudevents.IsStructured(ct) {
+		ev, err := cloudevents.ParseEnvelope(src.Payload)
+		if err != nil {
+			return [4]string{}, src.Payload
+		}
+		return [4]string{ev.ID, ev.Type, "", or(ev.Subject, ev.PartitionKey)}, ev.Data
+	}
+	for _, p := range cePrefixes {
+		if id := h[p+cloudevents.AttrID]; id != "" {
+			return [4]string{id, h[p+cloudevents.AttrType], "", or(h[p+cloudevents.AttrSubject], h[p+cloudevents.AttrPartitionKey])},
+				src.Payload
+		}
+	}
+	return [4]string{}, src.Payload
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // parseSeq returns 0 for "", the seq for a positive decimal, -1 otherwise
