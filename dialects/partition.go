@@ -85,6 +85,14 @@ type Session interface {
 	// ctx ends; a dialect that cannot tell returns ErrWaitUnsupported at
 	// once. It may run on its own goroutine beside the other methods.
 	WaitChange(ctx context.Context, v View) error
+	// Nudge interrupts the WaitChange of the table's other relays (as a
+	// session that opens does), so that they read ownership again: a relay
+	// calls it after releasing partitions another relay is short of, which
+	// otherwise stay free until that relay's next rebalance. Best effort:
+	// a role that may not cancel the others' queries leaves them to their
+	// next rebalance. Lease dialects, whose waits read the relays
+	// periodically, return nil at once.
+	Nudge(ctx context.Context) error
 	// Close releases every partition and ends the session.
 	Close() error
 }

@@ -252,6 +252,10 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		if err := o.sess.Release(ctx, release); err != nil {
 			return err
 		}
+		// The relays short of their share are not watching this one (a
+		// ring watches one relay each): tell them, or the released
+		// partitions stay free until their next rebalance. Best effort.
+		_ = o.sess.Nudge(ctx)
 	}
 	return nil
 }

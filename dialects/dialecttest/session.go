@@ -372,6 +372,26 @@ func testWaitChangeAloneJoin(t *testing.T, tgt Target) {
 	wantParts(t, "a still owns", e.check(a, 0), e.all()...)
 }
 
+// testNudge: on lock dialects a session's Nudge (after it released
+// partitions) interrupts the others' waits, ring and alone alike, so that
+// they read ownership again; lease dialects return nil.
+func testNudge(t *testing.T, tgt Target) {
+	e := setup(t, tgt)
+	a := e.session("a")
+	b := e.session("b")
+	if tgt.Leases {
+		if err := b.Nudge(e.ctx); err != nil {
+			t.Fatalf("Nudge: %v", err)
+		}
+		return
+	}
+	done := waitChange(t, e.ctx, a, e.view(a, 0))
+	if err := b.Nudge(e.ctx); err != nil {
+		t.Fatalf("Nudge: %v", err)
+	}
+	waitReturn(t, "another session's Nudge", done, dialects.ErrRelaysChanged)
+}
+
 // testWaitChangeJoinedBefore: a relay that joined after the view was read
 // but before WaitChange began (its interruption found nobody waiting) is
 // seen at once, not at the next rebalance.

@@ -120,6 +120,7 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("WaitChange", func(t *testing.T) { testWaitChange(t, tgt) })
 	t.Run("WaitChangeOnJoin", func(t *testing.T) { testWaitChangeOnJoin(t, tgt) })
 	t.Run("WaitChangeAloneJoin", func(t *testing.T) { testWaitChangeAloneJoin(t, tgt) })
+	t.Run("Nudge", func(t *testing.T) { testNudge(t, tgt) })
 	t.Run("WaitChangeJoinedBefore", func(t *testing.T) { testWaitChangeJoinedBefore(t, tgt) })
 	t.Run("WaitChangeAloneDeath", func(t *testing.T) { testWaitChangeAloneDeath(t, tgt) })
 	t.Run("WaitChangeCancelled", func(t *testing.T) { testWaitChangeCancelled(t, tgt) })

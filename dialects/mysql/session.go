@@ -87,6 +87,13 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 // in the processlist.
 func (s *session) watchMarker() string { return "jitoutbox-watch " + s.prefix }
 
+// Nudge implements dialects.Session: it kills the other relays' waits
+// (kick).
+func (s *session) Nudge(ctx context.Context) error {
+	s.kick(ctx)
+	return nil
+}
+
 // kick interrupts the other relays' WaitChange (KILL QUERY), so that they
 // see this session and watch the right relay. Best effort: a user that may
 // not kill the others' queries leaves them to notice at their next

@@ -96,6 +96,17 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	return s, nil
 }
 
+// Nudge implements dialects.Session: it cancels the other relays' waits
+// on this table's member locks (session_kick.sql), on the session's
+// connection.
+func (s *session) Nudge(ctx context.Context) error {
+	var kicked int
+	if err := sqlkit.QueryRow(ctx, s.conn, s.d.sess.kick, sql.Named("member_ns", s.memberNS)).Scan(&kicked); err != nil {
+		return fmt.Errorf("postgres: nudge: %w", err)
+	}
+	return nil
+}
+
 // newToken returns "<relay>/<random hex>": unique per session.
 func newToken(relay string) string {
 	var b [8]byte

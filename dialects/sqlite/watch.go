@@ -62,6 +62,11 @@ func (s *session) wrote(pre fileStamp) {
 	s.mu.Unlock()
 }
 
+// Nudge implements dialects.Session: nothing to do. A released partition's
+// lease is gone at once, and a relay short of its share takes it at its
+// next look.
+func (s *session) Nudge(context.Context) error { return nil }
+
 // WaitChange stats the database file and its WAL every watchPoll and reads
 // the live relays only after another connection wrote (at most every
 // watchRead; an in-memory database reads every watchRead), so an idle relay
