@@ -28,6 +28,14 @@ const (
 // publishing (one statement a second under load, none while idle).
 const busyCheck = time.Second
 
+// giftNudges bounds the nudges of nudgeShort while partitions wait for a
+// relay short of its share; the looks come after giftFirst, then twice as
+// long each time.
+const (
+	giftNudges = 5
+	giftFirst  = 25 * time.Millisecond
+)
+
 // ownUpdate tells the publish loop which partitions to publish. done is
 // closed once it applies, which is after the batch in flight: a relay
 // releases a partition only when nothing of it is in flight.
@@ -62,6 +70,9 @@ type owner struct {
 	leases    bool          // the dialect's ownership is a lease (Check returns a time)
 	hungry    int           // rebalances left in hungry mode
 	hungryGap time.Duration // the next look of hungry mode is after this
+	gifting   bool          // partitions this relay released or left free wait for another relay (nudgeShort)
+	gifts     int           // nudges left while they wait
+	giftGap   time.Duration // the next look while they wait is after this
 	warned    bool          // the no-cross-process-wake warning was logged
 	retry     time.Duration
 	watchSig  chan struct{}  // a watched relay left
@@ -134,6 +145,10 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 		// after it must find nothing in flight.
 		next = min(next, (cfg.LeaseDuration-cfg.PublishTimeout)/2)
 	}
+	if o.gifts > 0 {
+		next = min(next, o.giftGap)
+		o.giftGap *= 2
+	}
 	if o.hungry > 0 {
 		next = min(next, o.hungryGap)
 		o.hungryGap = min(2*o.hungryGap, hungryInterval)
@@ -191,7 +206,7 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 	if idx < o.parts%n {
 		target++
 	}
-	var free []int
+	var free, taken []int
 	load := make(map[string]int)
 	for p, t := range v.Owners {
 		if t == "" {
@@ -210,7 +225,8 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		off := dialects.PartitionOf("", token, len(free))
 		try := append(slices.Clone(free[off:]), free[:off]...)
 		try = try[:min(want, len(try))]
-		taken, err := o.sess.Take(ctx, try, now)
+		var err error
+		taken, err = o.sess.Take(ctx, try, now)
 		if err != nil {
 			return err
 		}
@@ -252,12 +268,32 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		if err := o.sess.Release(ctx, release); err != nil {
 			return err
 		}
-		// The relays short of their share are not watching this one (a
-		// ring watches one relay each): tell them, or the released
-		// partitions stay free until their next rebalance. Best effort.
-		_ = o.sess.Nudge(ctx)
 	}
+	o.nudgeShort(ctx, len(release) > 0, len(free) > len(taken) && deficit > 0)
 	return nil
+}
+
+// nudgeShort tells the other relays to look at ownership when this relay
+// released partitions another is short of, or left free partitions that
+// another is short of (it saw a relay leave before that relay's watcher
+// did): the relays short of their share are not watching this one (a ring
+// watches one relay each), and would otherwise wait for their next
+// rebalance. A nudge reaches only a wait in progress, so while partitions
+// stay free that another relay is short of, it nudges again at its next
+// looks, giftNudges times at most until that clears.
+func (o *owner) nudgeShort(ctx context.Context, released, leftFree bool) {
+	switch {
+	case !released && !leftFree:
+		o.gifts, o.gifting = 0, false
+		return
+	case released || !o.gifting:
+		o.gifting, o.gifts, o.giftGap = true, giftNudges, giftFirst
+	case o.gifts == 0:
+		return
+	default:
+		o.gifts--
+	}
+	_ = o.sess.Nudge(ctx) // best effort
 }
 
 // publish hands a changed owned set to the publish loop and waits until it
