@@ -55,7 +55,11 @@ func openBroker(ctx context.Context, cfg config, nc natsConn, log *slog.Logger) 
 // -dead-letter exchange with the same keys. Each has its own connection,
 // opened at the first publish (and again after a loss).
 func (b *brokerConn) openRabbitMQ(cfg config, log *slog.Logger) error {
-	pub, err := rabbitpub.New(cfg.amqpURL, rabbitpub.WithExchange(cfg.exchange), rabbitpub.WithLogger(log))
+	ropts := []rabbitpub.Option{rabbitpub.WithExchange(cfg.exchange), rabbitpub.WithLogger(log)}
+	if cfg.ceSource != "" {
+		ropts = append(ropts, rabbitpub.CloudEvents(cfg.ceSource, cfg.ceMode))
+	}
+	pub, err := rabbitpub.New(cfg.amqpURL, ropts...)
 	if err != nil {
 		return fmt.Errorf("publisher: %w", err) // rabbitpub never puts the URL in an error
 	}
@@ -91,6 +95,9 @@ func (b *brokerConn) openKafka(cfg config) error {
 	popts := []kafkapub.Option{kafkapub.WithTopicPrefix(cfg.topicPrefix)}
 	if cfg.debezium {
 		popts = append(popts, kafkapub.Debezium())
+	}
+	if cfg.ceSource != "" {
+		popts = append(popts, kafkapub.CloudEvents(cfg.ceSource, cfg.ceMode))
 	}
 	if b.pub, err = kafkapub.New(cl, popts...); err != nil {
 		return fmt.Errorf("publisher: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/notify/natsnotify"
 	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/cloudevents"
 	"github.com/jitoutbox/jitoutbox/relay/kafkapub"
 	"github.com/jitoutbox/jitoutbox/relay/natspub"
 	"github.com/jitoutbox/jitoutbox/relay/rabbitpub"
@@ -77,6 +78,10 @@ type config struct {
 	kafka      []string
 	deadLetter string
 	debezium   bool
+	// ceSource, when set, publishes events as CloudEvents with this source
+	// in ceMode (-cloudevents-mode).
+	ceSource string
+	ceMode   cloudevents.Mode
 	// NATS
 	publisher     string
 	subjectPrefix string
@@ -128,6 +133,8 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	fs.StringVar(&c.amqpURL, "amqp", "", "RabbitMQ URL for -broker rabbitmq; never logged")
 	kafka := fs.String("kafka", "", "Kafka seed brokers host:port, comma-separated, for -broker kafka")
 	fs.StringVar(&c.deadLetter, "dead-letter", "", "also publish dead-lettered events, with their Jitoutbox-Dead-* headers, to this NATS subject, RabbitMQ exchange or Kafka topic (default: none)")
+	fs.StringVar(&c.ceSource, "cloudevents-source", "", "publish every event as a CloudEvents 1.0 event with this source (a URI-reference, e.g. https://orders.example.com); any broker")
+	ceMode := fs.String("cloudevents-mode", "binary", "with -cloudevents-source: binary (attributes in headers) or structured (the JSON envelope)")
 	fs.BoolVar(&c.debezium, "debezium", false, "Debezium outbox event router shape (nats, kafka): outbox.event.<aggregate_type>, headers id and eventType")
 
 	fs.StringVar(&c.publisher, "publisher", "jetstream", "NATS: jetstream (at least once) or core (at most once)")
@@ -185,6 +192,9 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	}
 	if err := c.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		return c, flagErrorf("-log-level", "%q: use debug, info, warn or error", *level)
+	}
+	if err := c.parseCloudEvents(set, *ceMode); err != nil {
+		return c, err
 	}
 	switch c.logFormat {
 	case "json", "text":
@@ -406,4 +416,30 @@ func (c config) destination() string {
 		d += " in stream " + c.stream
 	}
 	return d
+}
+
+// parseCloudEvents checks -cloudevents-source (a URI-reference, refused at
+// start-up otherwise) and -cloudevents-mode, which needs it.
+func (c *config) parseCloudEvents(set map[string]bool, mode string) error {
+	switch mode {
+	case "binary":
+		c.ceMode = cloudevents.Binary
+	case "structured":
+		c.ceMode = cloudevents.Structured
+	default:
+		return flagErrorf("-cloudevents-mode", "%q: use binary or structured", mode)
+	}
+	if c.ceSource == "" {
+		if set["cloudevents-mode"] {
+			return flagErrorf("-cloudevents-mode", "needs -cloudevents-source")
+		}
+		return nil
+	}
+	if err := cloudevents.ValidateSource(c.ceSource); err != nil {
+		return flagErrorf("-cloudevents-source", "%v", err)
+	}
+	if c.debezium {
+		return flagErrorf("-cloudevents-source", "CloudEvents and the Debezium shape exclude each other; remove -debezium or -cloudevents-source")
+	}
+	return nil
 }

@@ -103,6 +103,10 @@ func TestParseFlagsErrors(t *testing.T) {
 		{[]string{"-dead-letter", "a.*"}, "-dead-letter"},
 		{[]string{"-dead-letter", "outbox.dead"}, "-dead-letter"}, // under the events' prefix
 		{[]string{"-broker", "rabbitmq", "-exchange", "ev", "-debezium"}, "-debezium"},
+		{[]string{"-cloudevents-source", "not a uri"}, "-cloudevents-source"},
+		{[]string{"-cloudevents-source", "/orders", "-cloudevents-mode", "json"}, "-cloudevents-mode"},
+		{[]string{"-cloudevents-mode", "structured"}, "-cloudevents-mode"},
+		{[]string{"-cloudevents-source", "/orders", "-debezium"}, "-cloudevents-source"},
 		{[]string{"-broker", "rabbitmq", "-exchange", "ev", "-stream", "S"}, "-stream"},
 		{[]string{"-broker", "rabbitmq", "-exchange", "ev", "-subject-prefix", "x"}, "-subject-prefix"},
 		{[]string{"-broker", "rabbitmq"}, "-exchange"},

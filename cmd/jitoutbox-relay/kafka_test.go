@@ -77,3 +77,43 @@ func consumeTopic(t *testing.T, ctx context.Context, seeds []string, topic strin
 	}
 	return out
 }
+
+// TestRunKafkaCloudEvents runs the command with -cloudevents-source: every
+// record on the default topic carries the CloudEvents binary-mode headers
+// of the Kafka binding (ce_id the event id, ce_source the flag's value,
+// ce_type the event type, ce_subject the aggregate id), in order per
+// aggregate.
+func TestRunKafkaCloudEvents(t *testing.T) {
+	const source = "https://orders.example.com/relay"
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, kafkapub.DefaultTopicPrefix+".order"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	dsn := sqliteOutbox(t)
+	_, good := goodAndPoison(6, nil)
+	commitEvents(t, dsn, good)
+	r := startRun(t, "-dialect", "sqlite", "-dsn", dsn, "-broker", "kafka", "-kafka", strings.Join(c.ListenAddrs(), ","),
+		"-cloudevents-source", source, "-poll", "100ms")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	byID := map[string]*e2eEvent{}
+	for _, ev := range good {
+		byID[ev.id] = ev
+	}
+	var got []string
+	for _, rec := range consumeTopic(t, ctx, c.ListenAddrs(), kafkapub.DefaultTopicPrefix+".order", len(good), r) {
+		h := func(k string) string { return kafkapub.Header(rec, k) }
+		ev := byID[h("ce_id")]
+		if ev == nil {
+			t.Fatalf("record with ce_id %q, not an event committed", h("ce_id"))
+		}
+		if h("ce_source") != source || h("ce_specversion") != "1.0" || h("ce_type") != ev.evType || h("ce_subject") != ev.aggID {
+			t.Fatalf("record headers %v, want the CloudEvents attributes of event %s (source %s)", rec.Headers, ev.id, source)
+		}
+		got = append(got, string(rec.Key)+"/"+string(rec.Value))
+	}
+	checkGood(t, good, got)
+	r.stop(t)
+}

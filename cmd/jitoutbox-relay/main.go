@@ -24,6 +24,9 @@
 //	-topic-prefix P                  Kafka: events go to P.<aggregate_type> (default outbox)
 //	-kafka-auto-create               Kafka: let the brokers create missing topics
 //	-debezium                        NATS and Kafka: Debezium outbox event router shape (outbox.event.<aggregate_type>, headers id, eventType)
+//	-cloudevents-source URI          publish every event as a CloudEvents 1.0 event with this source (any broker)
+//	-cloudevents-mode binary|structured
+//	                                 with -cloudevents-source: attributes in headers (default) or the JSON envelope
 //	-dead-letter DEST                also publish dead-lettered events, with Jitoutbox-Dead-Error/-Attempts/-At headers,
 //	                                 to this subject (nats), exchange (rabbitmq) or topic (kafka)
 //	-release-on-dead                 let an aggregate's later events pass a dead one (default: it waits for requeue or skip)

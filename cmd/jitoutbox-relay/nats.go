@@ -66,6 +66,9 @@ func newNATSPublishers(ctx context.Context, cfg config, nc *nats.Conn, log *slog
 	if cfg.debezium {
 		opts = append(opts, natspub.Debezium())
 	}
+	if cfg.ceSource != "" {
+		opts = append(opts, natspub.CloudEvents(cfg.ceSource, cfg.ceMode))
+	}
 	var deadOpts []natspub.Option
 	if cfg.deadLetter != "" {
 		subject := cfg.deadLetter
