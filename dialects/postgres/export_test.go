@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
 
 // MemberNamespace exposes the relay sessions' advisory lock namespace of
@@ -18,10 +19,14 @@ func MemberNamespace(ctx context.Context, d *Dialect, q dialects.Querier) (int32
 // MigrateTo applies d's migrations up to version, as Migrate does: the
 // schema of an earlier release, for upgrade tests with data in the table.
 func MigrateTo(ctx context.Context, d *Dialect, db *sql.DB, version int) error {
+	return migrateWith(ctx, d, db, d.migrator.Upto(version))
+}
+
+// migrateWith runs d's Migrate with m as its migrator.
+func migrateWith(ctx context.Context, d *Dialect, db *sql.DB, m migrate.Migrator) error {
 	saved := d.migrator
 	defer func() { d.migrator = saved }()
-	d.migrator.Migrations = saved.Migrations[:version]
-	d.migrator.Functions = nil // those of this version, installed after its migrations
+	d.migrator = m
 	return d.Migrate(ctx, db)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -251,5 +252,33 @@ func TestRunErrors(t *testing.T) {
 	delete(m.Steps, "fill")
 	if err := m.Run(ctx, openDB(t)); err == nil || !strings.Contains(err.Error(), `unknown step "fill"`) {
 		t.Fatalf("Run with an unknown step: %v", err)
+	}
+}
+
+// Upto and Renumbered give the migrators of earlier code: the first
+// migrations only, or named ones numbered 1, 2, 3..., never the functions
+// of this version; m itself is left as it was.
+func TestEarlierMigrators(t *testing.T) {
+	m := *newMigrator(t, files())
+	m.Functions = []string{"SELECT 1"}
+	names := func(m Migrator) string {
+		var out []string
+		for _, mig := range m.Migrations {
+			out = append(out, fmt.Sprintf("%d:%s", mig.Version, mig.Name))
+		}
+		return strings.Join(out, ",")
+	}
+	if up := m.Upto(2); names(up) != "1:things,2:nothing" || up.Functions != nil {
+		t.Fatalf("Upto(2) = %s, functions %v", names(up), up.Functions)
+	}
+	r, err := m.Renumbered("things", "more", "index_v")
+	if err != nil || names(r) != "1:things,2:more,3:index_v" || r.Functions != nil {
+		t.Fatalf("Renumbered = %s, functions %v, %v", names(r), r.Functions, err)
+	}
+	if _, err := m.Renumbered("things", "gone"); err == nil {
+		t.Fatal("Renumbered with an unknown name: no error")
+	}
+	if names(m) != "1:things,2:nothing,3:more,4:index_v" || len(m.Functions) != 1 {
+		t.Fatalf("m changed: %s, functions %v", names(m), m.Functions)
 	}
 }
