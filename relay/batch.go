@@ -306,7 +306,7 @@ func errorText(err error) string {
 
 // writeFailures publishes dead events to the dead-letter publisher and
 // records failures (one statement, fenced by the session token), on a
-// context detached from ctx's cancellation like writeMark.
+// context detached from ctx's cancellation like WriteMarks.
 func (rn *run) writeFailures(ctx, hctx context.Context, token string, out *batchOutcome) error {
 	r := rn.r
 	if len(out.deadMsgs) > 0 && r.cfg.DeadLetter != nil {

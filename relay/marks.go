@@ -36,14 +36,6 @@ func (rn *run) WriteMarks(ctx context.Context, token string, published, unblock 
 	if len(published) == 0 {
 		return nil
 	}
-	err := rn.writeMark(ctx, token, published, unblock)
-	if err != nil || len(unblock) > 0 {
-		signal(rn.wakes.urgent)
-	}
-	return err
-}
-
-func (rn *run) writeMark(ctx context.Context, token string, published, unblock []int64) error {
 	r := rn.r
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
@@ -51,6 +43,7 @@ func (rn *run) writeMark(ctx context.Context, token string, published, unblock [
 		At: r.cfg.Clock(), Delete: r.cfg.DeleteOnPublish})
 	if err != nil {
 		rn.seq.MarkFailed(published)
+		signal(rn.wakes.urgent)
 		return fmt.Errorf("relay: mark published: %w", err)
 	}
 	r.c.published.Add(uint64(len(published)))
@@ -63,6 +56,9 @@ func (rn *run) writeMark(ctx context.Context, token string, published, unblock [
 		r.cfg.Logger.WarnContext(ctx, "jitoutbox relay: partitions lost before marking; those events will be published again by their new owner",
 			"owner", r.cfg.Owner, "published", len(published), "marked", n)
 		signal(rn.own.changeSig) // the owner checks the session now
+	}
+	if len(unblock) > 0 {
+		signal(rn.wakes.urgent)
 	}
 	return nil
 }
