@@ -45,7 +45,8 @@
 // goroutine: every call is a question its caller needs answered before it
 // goes on (which rows to publish), so a goroutine would be a lock with a
 // request and a reply channel per call. The lock is a leaf: a Sequencer
-// calls nothing and takes no other lock, so callers may hold their own
+// calls nothing but the owned functions it is given, which must take no
+// lock, so callers may hold their own
 // (the hand-over queue calls Queue and Unqueue under its lock, which keeps
 // the queued aggregates in step with the queue).
 package sequencer
