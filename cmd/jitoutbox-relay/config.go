@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -203,11 +204,11 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	}
 	switch c.dialect {
 	case "postgres":
-		c.dsn = orDefault(c.dsn, env(envPostgresDSN))
+		c.dsn = cmp.Or(c.dsn, env(envPostgresDSN))
 	case "mysql":
-		c.dsn = orDefault(c.dsn, env(envMySQLDSN))
+		c.dsn = cmp.Or(c.dsn, env(envMySQLDSN))
 	case "sqlite":
-		c.dsn = orDefault(c.dsn, env(envSQLiteDSN))
+		c.dsn = cmp.Or(c.dsn, env(envSQLiteDSN))
 	default:
 		return c, flagErrorf("-dialect", "%q: use postgres, mysql or sqlite", c.dialect)
 	}
@@ -246,12 +247,12 @@ func (c *config) parseBroker(set map[string]bool, env func(string) string, kafka
 	if c.debezium && c.broker == brokerRabbitMQ {
 		return flagErrorf("-debezium", "the Debezium shape exists for -broker nats and kafka only; remove -debezium or choose another broker")
 	}
-	c.natsURL = orDefault(c.natsURL, orDefault(env(envNATSURL), defaultNATSURL))
+	c.natsURL = cmp.Or(c.natsURL, env(envNATSURL), defaultNATSURL)
 	switch c.broker {
 	case brokerNATS:
 		return c.parseNATS()
 	case brokerRabbitMQ:
-		c.amqpURL = orDefault(c.amqpURL, env(envAMQPURL))
+		c.amqpURL = cmp.Or(c.amqpURL, env(envAMQPURL))
 		if c.amqpURL == "" {
 			return flagErrorf("-amqp", "no RabbitMQ URL: pass -amqp amqp://user:password@host:5672/vhost or set $%s", envAMQPURL)
 		}
@@ -267,7 +268,7 @@ func (c *config) parseBroker(set map[string]bool, env func(string) string, kafka
 			}
 		}
 	case brokerKafka:
-		for _, s := range strings.Split(orDefault(kafka, env(envKafkaBrokers)), ",") {
+		for _, s := range strings.Split(cmp.Or(kafka, env(envKafkaBrokers)), ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				c.kafka = append(c.kafka, s)
 			}
@@ -394,13 +395,6 @@ func subjectCovers(filter, pattern string) bool {
 		}
 	}
 	return len(f) == len(p)
-}
-
-func orDefault(v, def string) string {
-	if v != "" {
-		return v
-	}
-	return def
 }
 
 // destination describes where events go, for the start-up log line.

@@ -6,6 +6,7 @@
 package shape
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -126,22 +127,15 @@ func readCloudEvent(src Source) ([4]string, []byte) {
 		if err != nil {
 			return [4]string{}, src.Payload
 		}
-		return [4]string{ev.ID, ev.Type, "", or(ev.Subject, ev.PartitionKey)}, ev.Data
+		return [4]string{ev.ID, ev.Type, "", cmp.Or(ev.Subject, ev.PartitionKey)}, ev.Data
 	}
 	for _, p := range cePrefixes {
 		if id := h[p+cloudevents.AttrID]; id != "" {
-			return [4]string{id, h[p+cloudevents.AttrType], "", or(h[p+cloudevents.AttrSubject], h[p+cloudevents.AttrPartitionKey])},
+			return [4]string{id, h[p+cloudevents.AttrType], "", cmp.Or(h[p+cloudevents.AttrSubject], h[p+cloudevents.AttrPartitionKey])},
 				src.Payload
 		}
 	}
 	return [4]string{}, src.Payload
-}
-
-func or(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // parseSeq returns 0 for "", the seq for a positive decimal, -1 otherwise
