@@ -1,8 +1,9 @@
 // Package docscheck finds drift between the Markdown docs and the code:
 // a Go name in backticks (`pkg.Name`, `pkg.Type.Method`, `pkg.Type.Field`)
 // that this module's packages do not declare, a SQL file (`name.sql`) that
-// is not under dialects/ or inbox/, and a Markdown link whose path (or
-// heading anchor, for a link to a Markdown file) does not exist. Its test
+// is not under dialects/ or inbox/, an `outboxctl` command that
+// cmd/outboxctl does not have, and a Markdown link whose path (or heading
+// anchor, for a link to a Markdown file) does not exist. Its test
 // runs the check over the repository's docs with go test ./..., so a doc
 // that names something renamed or deleted fails the day it happens.
 //
@@ -281,6 +282,9 @@ var (
 	link = regexp.MustCompile(`!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)`)
 	// codeSpan is an inline code span of single backticks.
 	codeSpan = regexp.MustCompile("`([^`]+)`")
+	// ctlRef is an outboxctl command line: the command is the word after
+	// the binary's name.
+	ctlRef = regexp.MustCompile(`(?:^|[\s/])outboxctl\s+([a-z][a-z-]*)\b`)
 )
 
 // Check reads each doc (relative to root) and returns the references that
@@ -290,6 +294,17 @@ func Check(root string, docs []string, ix *Index) ([]Problem, error) {
 	sqlFiles, err := sqlFileNames(root)
 	if err != nil {
 		return nil, err
+	}
+	commands, err := outboxctlCommands(root)
+	if err != nil {
+		return nil, err
+	}
+	ctlProblems := func(s string, at func(string, ...any)) {
+		for _, m := range ctlRef.FindAllStringSubmatch(s, -1) {
+			if commands != nil && !commands[m[1]] {
+				at("outboxctl command %s: cmd/outboxctl has no such command", m[1])
+			}
+		}
 	}
 	anchors := map[string]map[string]bool{}
 	var out []Problem
@@ -313,6 +328,7 @@ func Check(root string, docs []string, ix *Index) ([]Problem, error) {
 				continue
 			}
 			if fence != "" {
+				ctlProblems(line, at)
 				if fenceLang == "go" {
 					for _, p := range goProblems(line, ix) {
 						at("%s", p)
@@ -324,6 +340,7 @@ func Check(root string, docs []string, ix *Index) ([]Problem, error) {
 				for _, p := range goProblems(m[1], ix) {
 					at("%s", p)
 				}
+				ctlProblems(m[1], at)
 				for _, s := range sqlRef.FindAllStringSubmatch(m[1], -1) {
 					if !sqlFiles[s[1]] {
 						at("SQL file %s: no such file under dialects/ or inbox/", s[1])
@@ -468,4 +485,44 @@ func Slug(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+// outboxctlCommands returns the commands of cmd/outboxctl: the string cases
+// of its lookup function (nil when the module has no cmd/outboxctl).
+func outboxctlCommands(root string) (map[string]bool, error) {
+	dir := filepath.Join(root, "cmd", "outboxctl")
+	if _, err := os.Stat(dir); err != nil {
+		return nil, nil
+	}
+	pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv != nil || fn.Name.Name != "lookup" {
+					continue
+				}
+				ast.Inspect(fn, func(n ast.Node) bool {
+					if cc, ok := n.(*ast.CaseClause); ok {
+						for _, e := range cc.List {
+							if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+								out[strings.Trim(lit.Value, "`\"")] = true
+							}
+						}
+					}
+					return true
+				})
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("docscheck: cmd/outboxctl: no commands found in its lookup function")
+	}
+	return out, nil
 }

@@ -90,6 +90,16 @@ func New() *Relay    { return nil }
 const DefaultBatch = 1
 `)
 	write("dialects/postgres/sql/read.sql", "SELECT 1")
+	write("cmd/outboxctl/run.go", `package main
+
+func lookup(name string) bool {
+	switch name {
+	case "status", "list":
+		return true
+	}
+	return false
+}
+`)
 	write("docs/other.md", "# Other\n\n## The `Run` loop\n")
 	write("README.md", "# M\n\n"+strings.Join([]string{
 		"Good: `relay.New`, `relay.Relay.Run`, `relay.Config.Hooks`, `relay.Hooks.BatchEnd`,",
@@ -103,7 +113,10 @@ const DefaultBatch = 1
 		"```",
 		"```sh",
 		"relay.Nothing is checked in a shell block",
+		"outboxctl list -state pending",
+		"outboxctl purge -before 24h",
 		"```",
+		"Good: `outboxctl status -dsn x`, `outboxctl`; bad: `outboxctl frobnicate`.",
 	}, "\n")+"\n")
 
 	docs, err := DocFiles(root)
@@ -130,6 +143,8 @@ const DefaultBatch = 1
 		"README.md:8: link docs/gone.md: no such file or directory docs/gone.md",
 		"README.md:8: link docs/other.md#fifth-session: docs/other.md has no heading #fifth-session",
 		"README.md:10: Go name relay.NewRelay: package relay declares no NewRelay",
+		"README.md:15: outboxctl command purge: cmd/outboxctl has no such command",
+		"README.md:17: outboxctl command frobnicate: cmd/outboxctl has no such command",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
