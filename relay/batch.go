@@ -189,6 +189,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 		r.pub.Publish(pctx, msgs, errs)
 		cancel()
 		ackAt := r.cfg.Clock()
+		dueAt := rn.clock.now() // retry times are the database's (schedule.go)
 		stopping := ctx.Err() != nil
 
 		ok := 0
@@ -242,7 +243,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 				// no attempt spent, and is tried again soon.
 				out.skipped++
 				res.unavailable = true
-				res.retryNoLaterThan(ackAt.Add(rn.outageLimit()))
+				res.retryNoLaterThan(dueAt.Add(rn.outageLimit()))
 				continue
 			}
 			attempt := rec.Attempts + 1
@@ -251,14 +252,14 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 			if IsPermanent(err) || attempt >= r.cfg.MaxAttempts {
 				f.Dead = true
 				f.Block = !r.cfg.ReleaseOnDead
-				f.NextAttemptAt = ackAt
+				f.NextAttemptAt = dueAt
 				dm := msgs[i]
 				dm.Dead = &DeadInfo{Error: f.Error, Attempts: attempt, At: ackAt}
 				out.deadMsgs = append(out.deadMsgs, dm)
 				out.deadErrs = append(out.deadErrs, err)
 				res.more = true // the aggregate's later rows: blocked, or released
 			} else {
-				f.NextAttemptAt = ackAt.Add(r.cfg.Backoff(attempt))
+				f.NextAttemptAt = dueAt.Add(r.cfg.Backoff(attempt))
 				res.retryNoLaterThan(f.NextAttemptAt)
 				out.retried++
 			}
@@ -277,7 +278,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 // bad row then stays pending behind it.
 func (rn *run) deadBadRow(rec *dialects.Record, out *batchOutcome, held map[string]bool, res *cycleResult) {
 	r := rn.r
-	now := r.cfg.Clock()
+	now := rn.clock.now()
 	held[sequencer.Key(rec)] = true
 	f := dialects.Failure{Seq: rec.Seq, Partition: rec.Partition, AggregateType: rec.AggregateType,
 		AggregateID: rec.AggregateID, Error: errorText(rec.Bad), NextAttemptAt: now, Dead: true, Block: !r.cfg.ReleaseOnDead}

@@ -51,6 +51,17 @@ func (r *Relay) cleanup(ctx context.Context) (int64, error) {
 			break
 		}
 	}
+	// Holds of scheduled events that ended on aggregates with nothing
+	// pending keep nothing in order any more (Dialect.ReleaseHolds).
+	for ctx.Err() == nil {
+		n, err := r.d.ReleaseHolds(ctx, r.db, now, r.cfg.CleanupBatch)
+		if err != nil {
+			return total, err
+		}
+		if n < int64(r.cfg.CleanupBatch) {
+			break
+		}
+	}
 	if ctx.Err() == nil {
 		r.c.lastCleanup.Store(r.cfg.Clock().UnixNano())
 	}

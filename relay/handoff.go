@@ -19,10 +19,11 @@ const maxHandoff = 4096
 type handoff struct {
 	owned [dialects.MaxPartitions / 64]atomic.Uint64
 
-	mu   sync.Mutex
-	wake chan struct{} // the running relay's hand-over wake; nil when not running
-	lazy chan struct{}
-	recs []dialects.Record
+	mu    sync.Mutex
+	wake  chan struct{} // the running relay's hand-over wake; nil when not running
+	lazy  chan struct{}
+	sched chan struct{} // the read lane's look-up of the next due time
+	recs  []dialects.Record
 	// seq is the running relay's sequencer: it learns of the records
 	// queued (the read lane leaves their aggregates to the hand-over
 	// lane) and taken, under mu, so that it counts what recs holds.
@@ -31,9 +32,9 @@ type handoff struct {
 	running bool
 }
 
-func (h *handoff) attach(wake, lazy chan struct{}, seq *sequencer.Sequencer) {
+func (h *handoff) attach(wake, lazy, sched chan struct{}, seq *sequencer.Sequencer) {
 	h.mu.Lock()
-	h.wake, h.lazy, h.seq, h.running = wake, lazy, seq, true
+	h.wake, h.lazy, h.sched, h.seq, h.running = wake, lazy, sched, seq, true
 	h.recs, h.read = nil, false
 	h.mu.Unlock()
 }
@@ -43,7 +44,7 @@ func (h *handoff) attach(wake, lazy chan struct{}, seq *sequencer.Sequencer) {
 func (h *handoff) detach() {
 	h.setOwned(nil)
 	h.mu.Lock()
-	h.wake, h.lazy, h.seq, h.running = nil, nil, nil, false
+	h.wake, h.lazy, h.sched, h.seq, h.running = nil, nil, nil, nil, false
 	h.recs, h.read = nil, false
 	h.mu.Unlock()
 }
@@ -82,6 +83,9 @@ func (h *handoff) commit(c txoutbox.Commit) {
 	defer h.mu.Unlock()
 	if !h.running {
 		return
+	}
+	if c.Scheduled {
+		signal(h.sched)
 	}
 	if !c.Critical {
 		signal(h.lazy)

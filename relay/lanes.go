@@ -129,7 +129,7 @@ func (rn *run) criticalRead(ctx context.Context) {
 	// that a full read, which may have left free rows past its window,
 	// asks for another.
 	limit := min(rn.r.cfg.BatchSize, dialects.CriticalWindow)
-	recs, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.r.cfg.Clock()})
+	recs, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.clock.now()})
 	if err != nil || len(recs) == 0 {
 		return
 	}

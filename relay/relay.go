@@ -109,7 +109,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			forward(ctx, &wg, lch, rn.wakes.lazy)
 		}
 	}
-	r.hand.attach(rn.wakes.handoff, rn.wakes.lazy, rn.seq)
+	r.hand.attach(rn.wakes.handoff, rn.wakes.lazy, rn.wakes.scheduled, rn.seq)
 	defer r.hand.detach()
 
 	wg.Add(1)

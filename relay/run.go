@@ -24,8 +24,12 @@ const dbLogEvery = time.Minute
 // anew by each Run, so that nothing of a stopped run leaks into the next.
 type run struct {
 	r     *Relay
+	clock dbClock // the database's time (schedule.go)
 	wakes struct {
 		urgent, lazy, handoff chan struct{}
+		// scheduled: a commit in this process wrote scheduled events; the
+		// read lane looks up the next due time.
+		scheduled chan struct{}
 		// critical asks the hand-over lane for a critical read (lanes.go):
 		// an urgent wake from a Source, or a hand-over that asks for a
 		// read. Buffer of one: at most one read in flight and one queued.
@@ -77,6 +81,8 @@ func newRun(r *Relay, parts int) *run {
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
 	rn.wakes.critical = make(chan struct{}, 1)
+	rn.wakes.scheduled = make(chan struct{}, 1)
+	rn.clock.clock = r.cfg.Clock
 	rn.fastRetries = retries.NewBox()
 	rn.marks = marker.New(rn, marker.Linger)
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
@@ -166,6 +172,30 @@ func (rn *run) loop(ctx context.Context) {
 	lazyTimer.Stop()
 	defer lazyTimer.Stop()
 	lazyPending := false
+	due := dueCheck{dirty: true, timer: time.NewTimer(time.Hour)}
+	due.timer.Stop()
+	defer due.timer.Stop()
+	var lastSync time.Time
+	syncClock := func() {
+		if err := rn.clock.sync(ctx, rn.r.d, rn.r.db); err != nil {
+			if ctx.Err() == nil {
+				cfg.Logger.DebugContext(ctx, "jitoutbox relay: database clock", "owner", cfg.Owner, "err", err)
+			}
+			return // tried again after the next cycle
+		}
+		lastSync = time.Now()
+	}
+	syncClock()
+	// lookDue looks up the next due time of scheduled events (rate-limited)
+	// and sets the retry timer for the earliest of it and the retries.
+	lookDue := func() {
+		if t, ok := due.run(ctx, rn); ok {
+			sched.Add(t)
+		}
+		if next, ok := sched.Next(rn.clock.now()); ok {
+			retry.Reset(next)
+		}
+	}
 
 	reason := reasonStart
 	for {
@@ -187,8 +217,11 @@ func (rn *run) loop(ctx context.Context) {
 			sched.Add(res.retryAt)
 		}
 		sched.AddAll(rn.fastRetries.Take())
-		if next, ok := sched.Next(cfg.Clock()); ok {
+		if next, ok := sched.Next(rn.clock.now()); ok {
 			retry.Reset(next)
+		}
+		if time.Since(lastSync) >= clockSyncEvery {
+			syncClock()
 		}
 		if res.trouble {
 			// Broker outage or database error: back off before the next
@@ -216,6 +249,10 @@ func (rn *run) loop(ctx context.Context) {
 			reason = reasonMore
 			continue
 		}
+		// The cycle ran to a short read: scheduled rows may have been
+		// written or become due; the next due time bounds the wait.
+		due.dirty = true
+		lookDue()
 	wait:
 		for {
 			select {
@@ -233,14 +270,19 @@ func (rn *run) loop(ctx context.Context) {
 				reason = reasonPoll
 				break wait
 			case <-retry.C:
-				sched.Due(cfg.Clock())
+				sched.Due(rn.clock.now())
 				reason = reasonRetry
 				break wait
 			case <-rn.fastRetries.Wake():
 				sched.AddAll(rn.fastRetries.Take())
-				if next, ok := sched.Next(cfg.Clock()); ok {
+				if next, ok := sched.Next(rn.clock.now()); ok {
 					retry.Reset(next)
 				}
+			case <-rn.wakes.scheduled:
+				due.dirty = true
+				lookDue()
+			case <-due.timer.C:
+				lookDue()
 			case <-lazyTimer.C:
 				lazyPending = false
 				reason = reasonLazy
@@ -335,7 +377,7 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			// A read from the start also returns the rows published and
 			// still waiting for their marks (kept out by KeepRead): it reads
 			// that many more, rather than wait for the marks.
-			chain = dialects.ReadRequest{Partitions: rn.active, Now: rn.r.cfg.Clock(),
+			chain = dialects.ReadRequest{Partitions: rn.active, Now: rn.clock.now(),
 				Limit: rn.r.cfg.BatchSize + min(rn.marks.Unmarked(), markAhead*rn.r.cfg.BatchSize)}
 			rr = <-rn.startRead(ctx, chain)
 			chain.Horizon = rr.Horizon

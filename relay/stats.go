@@ -40,6 +40,11 @@ type Stats struct {
 	// BlockedRetry counts aggregates held back behind a row that failed
 	// and will be retried.
 	BlockedRetry int64
+	// Scheduled counts pending scheduled events not yet due (counted in
+	// Pending too), and NextDue is when the first of them is due (zero if
+	// none), both by the database's clock.
+	Scheduled int64
+	NextDue   time.Time
 
 	// LiveRelays counts the live relay sessions on the table, OwnedPartitions
 	// the partitions a live session owns, and Partitions the table's
@@ -121,6 +126,8 @@ func (r *Relay) Stats(ctx context.Context) (Stats, error) {
 		PublishedRowsEstimated: ds.PublishedEstimated,
 		BlockedDead:            ds.BlockedDead,
 		BlockedRetry:           ds.BlockedRetry,
+		Scheduled:              ds.Scheduled,
+		NextDue:                ds.NextDue,
 		CleanupFailures:        r.c.cleanupFailures.Load(),
 		Published:              r.c.published.Load(),
 		Retried:                r.c.retried.Load(),

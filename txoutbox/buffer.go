@@ -51,6 +51,9 @@ func (b *buffer) add(ctx context.Context, ev Event) (string, error) {
 	if verr := validate(&ev, b.ob.cfg.maxPayload); verr != nil {
 		return "", verr
 	}
+	if verr := checkSchedule(&ev, b.ob.cfg.clock()); verr != nil {
+		return "", verr
+	}
 	stored := ev.toDialect()
 	if verr := b.ob.injectHeaders(ctx, &stored); verr != nil {
 		return "", verr

@@ -22,6 +22,9 @@ var (
 	// ErrFlush matches the error Commit returns when the buffered events
 	// could not be written; the transaction has then been rolled back.
 	ErrFlush = errors.New("txoutbox: flush failed")
+	// ErrInvalidEventID is returned (wrapped) by Cancel for an id that is
+	// not an event id (a UUID in canonical text form, as Add returns).
+	ErrInvalidEventID = errors.New("txoutbox: invalid event id")
 	// ErrNoTransaction is returned by the package-level Add when the context
 	// carries no transaction.
 	ErrNoTransaction = errors.New("txoutbox: no transaction in context")

@@ -3,6 +3,7 @@ package txoutbox
 import (
 	"encoding/json"
 	"maps"
+	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -43,7 +44,24 @@ type Event struct {
 	// TimeCritical marks the event, and so its whole transaction, as
 	// time-critical (see TimeCritical).
 	TimeCritical bool
+	// NotBefore schedules the event: the relay publishes it no earlier than
+	// this time as the database's clock reads it (never a relay's or this
+	// process's). Zero: not scheduled; a time already past: published at
+	// once. At most MaxDelay after Add.
+	NotBefore time.Time
+	// Delay schedules the event this long after its transaction writes it,
+	// by the database's clock (0: not scheduled; at most MaxDelay). With
+	// NotBefore too, the later of the two.
+	Delay time.Duration
+	// Unordered puts a scheduled event outside its aggregate's order: the
+	// later events of its aggregate are published without waiting for it.
+	// By default a scheduled event holds them until it is due (docs/capture.md,
+	// "Scheduled events"). Ignored for an event that is not scheduled.
+	Unordered bool
 }
+
+// scheduled reports whether ev asks for a later delivery.
+func (ev *Event) scheduled() bool { return !ev.NotBefore.IsZero() || ev.Delay > 0 }
 
 // detectContentType picks the content type of a payload with none given.
 func detectContentType(p []byte) string {
@@ -72,6 +90,11 @@ func (ev *Event) toDialect() dialects.Event {
 		ContentType:    ev.ContentType,
 		IdempotencyKey: ev.IdempotencyKey,
 		Critical:       ev.TimeCritical,
+	}
+	if ev.scheduled() {
+		out.NotBefore = ev.NotBefore.UTC().Truncate(time.Microsecond)
+		out.Delay = ev.Delay
+		out.Unordered = ev.Unordered
 	}
 	if len(ev.Payload) > 0 {
 		out.Payload = append([]byte(nil), ev.Payload...)

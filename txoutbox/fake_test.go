@@ -167,3 +167,16 @@ func (r *fakeRelay) snapshot() []txoutbox.Commit {
 	defer r.mu.Unlock()
 	return append([]txoutbox.Commit(nil), r.commits...)
 }
+
+func (d *fakeDialect) Now(context.Context, dialects.Querier) (time.Time, error) {
+	return time.Time{}, errNotImplemented
+}
+func (d *fakeDialect) NextDue(context.Context, *sql.DB, []int, time.Time) (time.Time, bool, error) {
+	return time.Time{}, false, errNotImplemented
+}
+func (d *fakeDialect) Cancel(context.Context, dialects.Querier, []string) ([]string, error) {
+	return nil, errNotImplemented
+}
+func (d *fakeDialect) ReleaseHolds(context.Context, *sql.DB, time.Time, int) (int64, error) {
+	return 0, errNotImplemented
+}

@@ -35,4 +35,9 @@ type Commit struct {
 	// Read asks for a read of the relay's partitions at once: rows of them
 	// were committed that could not be handed over.
 	Read bool
+	// Scheduled reports scheduled events (Event.NotBefore, Event.Delay):
+	// the relay looks up the next due time of its partitions, so that one
+	// due before its timer is not left to its poll. (With WithoutLazyWake,
+	// an ordinary transaction's scheduled events are found by the poll.)
+	Scheduled bool
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/google/uuid"
+
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
@@ -69,4 +71,41 @@ func (o *Outbox) wrap(ctx context.Context, raw *sql.Tx, txOpts []TxOption) *Tx {
 	t := &Tx{raw: raw}
 	t.buf.init(o, ctx, t, txOpts)
 	return t
+}
+
+// Cancel cancels scheduled events (Event.NotBefore, Event.Delay) that are
+// not yet due by the database's clock: their rows are deleted and nothing
+// of them is published. It returns the ids it cancelled; an id left out
+// was unknown, already due (the relay may be publishing it), published,
+// dead or never scheduled. When no other scheduled event of the aggregate
+// remains to be due, the later events of the aggregate that waited for the
+// cancelled one are published at once; otherwise they keep waiting for the
+// latest of those (docs/capture.md, "Scheduled events"). An id that is not
+// an event id fails with an error matching ErrInvalidEventID and cancels
+// nothing.
+func (o *Outbox) Cancel(ctx context.Context, ids ...string) ([]string, error) {
+	return cancelIn(ctx, o.dialect, o.db, ids)
+}
+
+// Cancel is Outbox.Cancel inside the transaction: the cancellation commits
+// or rolls back with it, so an order cancelled in this transaction can
+// cancel its reminder atomically.
+func (t *Tx) Cancel(ids ...string) ([]string, error) {
+	return cancelIn(t.buf.ctx, t.buf.ob.dialect, t.raw, ids)
+}
+
+func cancelIn(ctx context.Context, d dialects.Dialect, q dialects.Querier, ids []string) ([]string, error) {
+	for _, id := range ids {
+		if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
+			return nil, fmt.Errorf("%w: %q", ErrInvalidEventID, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	got, err := d.Cancel(ctx, q, ids)
+	if err != nil {
+		return nil, fmt.Errorf("txoutbox: cancel: %w", err)
+	}
+	return got, nil
 }

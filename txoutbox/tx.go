@@ -128,6 +128,7 @@ type handover struct {
 	recs   []dialects.Record // for the relay in this process
 	read   bool              // the relay must read: owned rows not handed over
 	remote bool              // rows of partitions no relay in this process owns
+	sched  bool              // scheduled events: the relay looks for the next due time
 }
 
 // flush writes a transaction's events inside it: each event gets its
@@ -152,6 +153,9 @@ func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialect
 		e.Partition = dialects.PartitionOf(e.AggregateType, e.AggregateID, n)
 		if critical && o.cfg.relay != nil && o.cfg.relay.Owns(e.Partition) {
 			owned++
+		}
+		if !e.NotBefore.IsZero() || e.Delay > 0 {
+			ho.sched = true
 		}
 	}
 	ho.remote = critical && owned < len(events)
@@ -201,7 +205,7 @@ func (o *Outbox) committed(critical bool, ho handover) {
 		return
 	}
 	if r := o.cfg.relay; r != nil {
-		r.Committed(Commit{Critical: critical, Records: ho.recs, Read: ho.read})
+		r.Committed(Commit{Critical: critical, Records: ho.recs, Read: ho.read, Scheduled: ho.sched})
 	}
 	n := o.cfg.notifier
 	switch {

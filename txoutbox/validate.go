@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,6 +22,12 @@ const MaxNameLen = 255
 // metadata (trace context, a tenant, a schema version); a bound checked at
 // Add gives the error to the code that made it, not a dead letter later.
 const MaxHeaderBytes = 64 << 10
+
+// MaxDelay is the furthest ahead an event may be scheduled (Event.Delay,
+// Event.NotBefore measured from Add): a year and a day, enough for yearly
+// renewals and reminders. Something further away is a business record to
+// keep in the service's own tables, not a message in flight.
+const MaxDelay = 366 * 24 * time.Hour
 
 // Reserved header name prefixes (compared case-insensitively): jitoutbox and
 // NATS set these headers themselves.
@@ -58,6 +65,20 @@ func validate(ev *Event, maxPayload int) *ValidationError {
 		}
 	}
 	return checkHeaderSize(ev.Headers)
+}
+
+// checkSchedule checks Delay and NotBefore against MaxDelay, now being the
+// registration time.
+func checkSchedule(ev *Event, now time.Time) *ValidationError {
+	switch {
+	case ev.Delay < 0:
+		return invalid("Delay", "%v is negative", ev.Delay)
+	case ev.Delay > MaxDelay:
+		return invalid("Delay", "%v exceeds MaxDelay (%v)", ev.Delay, MaxDelay)
+	case !ev.NotBefore.IsZero() && ev.NotBefore.Sub(now) > MaxDelay:
+		return invalid("NotBefore", "%s is more than MaxDelay (%v) ahead", ev.NotBefore.UTC().Format(time.RFC3339), MaxDelay)
+	}
+	return nil
 }
 
 // checkHeaderSize checks that the headers' names and values add up to at

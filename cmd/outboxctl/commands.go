@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -114,6 +115,9 @@ func showFlags(*flag.FlagSet) runner {
 		if ev.State == "pending" {
 			field("next attempt", shortTime(r.NextAttemptAt))
 		}
+		if !r.DeliverAt.IsZero() {
+			field("scheduled for", shortTime(r.DeliverAt))
+		}
 		field("partition", strconv.Itoa(r.Partition))
 		if ev.State == "published" {
 			field("published", shortTime(r.PublishedAt))
@@ -206,6 +210,51 @@ func skipFlags(fs *flag.FlagSet) runner {
 		}
 		_, err = fmt.Fprintf(e.stdout, "skipped %d dead events: they stay dead, their aggregates' later events flow\n", n)
 		return err
+	})
+}
+
+// cancel
+
+// cancelFlags: Dialect.Cancel, which deletes only scheduled rows not yet
+// due by the database's clock, so that a cancel never races a relay
+// publishing the row.
+func cancelFlags(fs *flag.FlagSet) runner {
+	return runFunc(func(ctx context.Context, e *env, args []string) error {
+		if len(args) == 0 {
+			return fmt.Errorf("%w: cancel needs one or more event ids", errUsage)
+		}
+		if id, ok := checkIDs(args); !ok {
+			return fmt.Errorf("%w: cancel: %q is not an event id (a UUID)", errUsage, id)
+		}
+		got, err := e.d.Cancel(ctx, e.db, args)
+		if err != nil {
+			return fmt.Errorf("cancel: %w", err)
+		}
+		if got == nil {
+			got = []string{}
+		}
+		done := make(map[string]bool, len(got))
+		for _, id := range got {
+			done[id] = true
+		}
+		left := []string{}
+		for _, id := range args {
+			if !done[strings.ToLower(id)] && !done[id] {
+				left = append(left, id)
+			}
+		}
+		if e.g.json {
+			return writeJSON(e.stdout, map[string]any{"cancelled": got, "not_cancelled": left})
+		}
+		if _, err := fmt.Fprintf(e.stdout, "cancelled %s\n", plural(len(got), "scheduled event")); err != nil {
+			return err
+		}
+		for _, id := range left {
+			if _, err := fmt.Fprintf(e.stdout, "not cancelled: %s (unknown, already due, published, dead or never scheduled)\n", id); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -31,6 +31,7 @@ type eventJSON struct {
 	CreatedAt       time.Time         `json:"created_at"`
 	Attempts        int               `json:"attempts"`
 	NextAttemptAt   *time.Time        `json:"next_attempt_at,omitempty"`
+	DeliverAt       *time.Time        `json:"deliver_at,omitempty"`
 	Partition       int               `json:"partition"`
 	LastError       string            `json:"last_error,omitempty"`
 	PublishedAt     *time.Time        `json:"published_at,omitempty"`
@@ -63,7 +64,7 @@ func toJSON(r *dialects.Row, withPayload bool) eventJSON {
 		EventType: r.EventType, ContentType: r.ContentType, PayloadBytes: r.PayloadSize, Headers: r.Headers,
 		IdempotencyKey: r.IdempotencyKey, Critical: r.Critical, CreatedAt: r.CreatedAt, Attempts: r.Attempts,
 		Partition: r.Partition, LastError: r.LastError,
-		PublishedAt: timePtr(r.PublishedAt),
+		PublishedAt: timePtr(r.PublishedAt), DeliverAt: timePtr(r.DeliverAt),
 	}
 	if r.State == dialects.StatePending {
 		e.NextAttemptAt = timePtr(r.NextAttemptAt)

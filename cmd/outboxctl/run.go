@@ -35,7 +35,8 @@ Global flags (also accepted after the command; each also from its variable):
 Commands:
   migrate [-plan [-v]]             apply the numbered migrations the table lacks (idempotent);
                                    -plan lists them without running them, -v with their SQL
-  status [-blockers N]             backlog, oldest pending age, dead and published counts,
+  status [-blockers N]             backlog, oldest pending age, scheduled events and the next
+                                   due time, dead and published counts,
                                    rows with a partition outside the table's, blocked
                                    aggregates and why, partitions: live relays, owners, free
   list -state pending|published|dead [-aggregate-type T -aggregate-id ID] [-limit N] [-after SEQ]
@@ -50,6 +51,9 @@ Commands:
   skip -id ID [-id ID...] | -aggregate-type T -aggregate-id ID | -all
                                    leave dead events dead and unblock their aggregates:
                                    the later events flow without them
+  cancel <event-id>...             cancel scheduled events not yet due: nothing of them is
+                                   published; an aggregate's events that waited for them flow
+                                   once no other of its scheduled events is still to be due
   purge -older-than 168h [-batch N]  delete published rows older than the age
   serve [-addr 127.0.0.1:8080] [-token-file F] [-read-only] [-refresh 5s] [-limit 50]
         [-cookie-secure] [-retention D]
@@ -233,6 +237,8 @@ func lookup(name string) (command, bool) {
 		return command{flags: requeueFlags}, true
 	case "skip":
 		return command{flags: skipFlags}, true
+	case "cancel":
+		return command{flags: cancelFlags}, true
 	case "purge":
 		return command{flags: purgeFlags}, true
 	case "dead":

@@ -57,6 +57,8 @@ type statusJSON struct {
 	BadPartition            int64          `json:"bad_partition"`
 	OldestPending           *time.Time     `json:"oldest_pending"`
 	OldestPendingAgeSeconds float64        `json:"oldest_pending_age_seconds"`
+	Scheduled               int64          `json:"scheduled"`
+	NextDue                 *time.Time     `json:"next_due"`
 	Blockers                []blockerJSON  `json:"blockers"`
 	Partitions              *ownershipJSON `json:"partitions,omitempty"`
 	Cleanup                 *cleanupJSON   `json:"cleanup,omitempty"`
@@ -161,7 +163,8 @@ func statusFlags(fs *flag.FlagSet) runner {
 			return fmt.Errorf("status: %w", err)
 		}
 		out := statusJSON{Dialect: e.d.Name(), Table: e.d.Table(), Pending: s.Pending, Dead: s.Dead,
-			Published: s.Published, BadPartition: s.BadPartition, OldestPending: timePtr(s.OldestPending), Blockers: []blockerJSON{}}
+			Published: s.Published, BadPartition: s.BadPartition, OldestPending: timePtr(s.OldestPending), Blockers: []blockerJSON{},
+			Scheduled: s.Scheduled, NextDue: timePtr(s.NextDue)}
 		if !s.OldestPending.IsZero() {
 			out.OldestPendingAgeSeconds = max(now.Sub(s.OldestPending), 0).Seconds()
 		}
@@ -239,6 +242,11 @@ func writeStatus(stdout io.Writer, now time.Time, out statusJSON) error {
 		fmt.Fprintf(w, "oldest pending\t-\n")
 	} else {
 		fmt.Fprintf(w, "oldest pending\t%s (age %s)\n", shortTime(*out.OldestPending), age(now.Sub(*out.OldestPending)))
+	}
+	if out.NextDue == nil {
+		fmt.Fprintf(w, "scheduled\t%d\n", out.Scheduled)
+	} else {
+		fmt.Fprintf(w, "scheduled\t%d (next due %s, in %s)\n", out.Scheduled, shortTime(*out.NextDue), age(out.NextDue.Sub(now)))
 	}
 	fmt.Fprintf(w, "dead\t%d\n", out.Dead)
 	fmt.Fprintf(w, "published\t%d\n", out.Published)

@@ -1,0 +1,86 @@
+package relay
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+)
+
+// dueCheckEvery bounds how often the read lane asks the database for the
+// next due time of scheduled events (Dialect.NextDue): at most once per
+// interval however many commits and cycles ask, so that traffic does not
+// turn into one extra statement per cycle.
+const dueCheckEvery = 50 * time.Millisecond
+
+// clockSyncEvery is how often a run measures its clock's offset to the
+// database's. Clocks drift by parts per million: a minute keeps the error
+// far below a millisecond.
+const clockSyncEvery = time.Minute
+
+// dbClock is the relay's clock moved onto the database's: reads, due
+// times and retry times are compared with times the database wrote
+// (scheduled events are due by the database's clock, never a relay's),
+// so a relay whose clock is off neither publishes a scheduled event early
+// nor holds rows back. It is Config.Clock plus an offset measured with
+// Dialect.Now.
+type dbClock struct {
+	clock  func() time.Time
+	offset atomic.Int64 // database minus relay, ns
+}
+
+// now returns the database's time as the relay's clock and the last
+// measured offset give it.
+func (c *dbClock) now() time.Time {
+	return c.clock().Add(time.Duration(c.offset.Load()))
+}
+
+// sync measures the offset: the database's time against the middle of the
+// round trip on the relay's clock.
+func (c *dbClock) sync(ctx context.Context, d dialects.Dialect, q dialects.Querier) error {
+	before := c.clock()
+	at, err := d.Now(ctx, q)
+	if err != nil {
+		return err
+	}
+	after := c.clock()
+	c.offset.Store(int64(at.Sub(before.Add(after.Sub(before) / 2))))
+	return nil
+}
+
+// dueCheck is the read lane's lookup of the next due time of scheduled
+// events: owned by the loop's goroutine.
+type dueCheck struct {
+	dirty bool      // something may have changed since the last lookup
+	last  time.Time // when the last lookup ran (relay clock)
+	timer *time.Timer
+}
+
+// run looks up the next due time when one is wanted and the last lookup is
+// old enough; otherwise it arms the timer for when it will be. It returns
+// the time a cycle must run (the due time plus retryMargin) and true when
+// there is one.
+func (dc *dueCheck) run(ctx context.Context, rn *run) (time.Time, bool) {
+	if !dc.dirty || len(rn.active) == 0 {
+		return time.Time{}, false
+	}
+	if wait := dueCheckEvery - time.Since(dc.last); wait > 0 {
+		dc.timer.Reset(wait)
+		return time.Time{}, false
+	}
+	dc.dirty, dc.last = false, time.Now()
+	due, ok, err := rn.r.d.NextDue(ctx, rn.r.db, rn.active, rn.clock.now())
+	if err != nil {
+		// The poll looks again; a persisting database error shows in reads.
+		if ctx.Err() == nil {
+			rn.r.cfg.Logger.DebugContext(ctx, "jitoutbox relay: next due time", "owner", rn.r.cfg.Owner, "err", err)
+			dc.dirty = true
+		}
+		return time.Time{}, false
+	}
+	if !ok {
+		return time.Time{}, false
+	}
+	return due.Add(retryMargin), true
+}
