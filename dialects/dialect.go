@@ -108,6 +108,27 @@ type Event struct {
 	// table's partition count P: every event of one aggregate is in one
 	// partition, and one relay at a time owns a partition.
 	Partition int
+	// NotBefore, when not zero, is the earliest time the event may be
+	// published (an absolute time; the database's clock decides when it is reached).
+	NotBefore time.Time
+	// Delay, when > 0, schedules the event this long after its INSERT by the
+	// database's clock. With NotBefore too, the later of the two.
+	Delay time.Duration
+	// Unordered puts a scheduled event outside its aggregate's order: the
+	// later events of its aggregate do not wait for it. Ignored unless the
+	// event is scheduled (NotBefore or Delay set).
+	Unordered bool
+}
+
+// Scheduled reports whether the event is scheduled: NotBefore or Delay set.
+func (e *Event) Scheduled() bool {
+	return !e.NotBefore.IsZero() || e.Delay > 0
+}
+
+// Holds reports whether the event holds the later events of its aggregate
+// until it is due: a scheduled event that is not Unordered.
+func (e *Event) Holds() bool {
+	return e.Scheduled() && !e.Unordered
 }
 
 // IsJSON reports whether the event's content type is JSON.
@@ -123,6 +144,10 @@ type Record struct {
 	Seq int64
 	// Attempts is the number of failed publish attempts so far.
 	Attempts int
+	// DeliverAt is the row's stored due time: the later of NotBefore and
+	// the database's time of the INSERT plus Delay. Zero for a row never
+	// scheduled.
+	DeliverAt time.Time
 	// Bad is set when a column of the row could not be decoded (see
 	// RowError): the fields of the columns that could be are filled in.
 	// The relay dead-letters such a row without publishing it.
@@ -208,6 +233,11 @@ type Stats struct {
 	// [0, P): no relay reads them. The schema refuses such rows since the
 	// partition check migration; rows written before it may remain.
 	BadPartition int64
+	// Scheduled counts pending rows whose DeliverAt is after the
+	// database's now: scheduled and not yet due.
+	Scheduled int64
+	// NextDue is the earliest DeliverAt of those rows; zero if none.
+	NextDue time.Time
 }
 
 // Mark records the outcome of published rows.
@@ -287,23 +317,40 @@ type CriticalRequest struct {
 //     database's bind-parameter limit allows (one for any realistic
 //     transaction), in slice order, so that Seq follows registration order.
 //     Each event's Partition is written as given (txoutbox computes it with
-//     PartitionOf).
+//     PartitionOf). A row is due (next_attempt_at) at the database's time
+//     of the INSERT, whatever the writer's clock says; a scheduled event
+//     (Event.Scheduled) stores its due time in deliver_at, the later of
+//     NotBefore and the database's time of the INSERT plus Delay, and is due
+//     then. For the scheduled events that are not Unordered (Event.Holds),
+//     the same transaction writes their aggregates' holds (<table>_held,
+//     one per aggregate: the lowest held seq and the latest due time; a
+//     hold that already ended is replaced), with one more statement, only
+//     when there are such events.
 //   - Read is a plain SELECT (no lock, no write): pending rows of the given
 //     partitions, due (NextAttemptAt <= Now), in Seq order, up to Limit,
 //     leaving out every row of an aggregate with a block on an earlier row
-//     (a dead row, or a retry not yet due). Ownership of the partitions is
+//     (a dead row, or a retry not yet due) or a hold on an earlier row
+//     (a scheduled row of the aggregate registered before it, and the hold
+//     lasts until Now reaches the latest due time of the aggregate's held
+//     scheduled rows). Ownership of the partitions is
 //     the caller's: a Session proves it. A row with a column that cannot
 //     be decoded is returned with Record.Bad set (RowError), never as an
 //     error of the read; so do the Inspector's List, Get and Blockers.
 //   - ReadCritical is a plain SELECT too: of the first Window pending, due,
 //     time-critical rows of the given partitions in Seq order, those whose
 //     aggregate has no earlier pending row (in any state of due-ness) and
-//     no block on an earlier row (dead, or a retry not yet due), in Seq
-//     order, up to Limit. Such a row has the property a handed-over row
-//     has (InsertHandoff): nothing of its aggregate may go before it.
+//     no block or hold on an earlier row (dead, a retry not yet due, a
+//     scheduled row not yet due), in Seq order, up to Limit. Such a row
+//     has the property a handed-over row has (InsertHandoff): nothing of
+//     its aggregate may go before it.
+//   - InsertHandoff never hands over a scheduled event, nor an event after
+//     a held scheduled event of its aggregate in the same call.
 //   - Mark and Fail change only rows of partitions that the given token owns
 //     at the time of the statement (fencing): a relay that lost a partition
 //     changes nothing in it.
+//   - Due times are the database's: Now reads its clock, and relays pass
+//     times on it (ReadRequest.Now, NextDue's now) by measuring their
+//     offset to it.
 type Dialect interface {
 	// Name is the dialect's name: "postgres", "mysql" or "sqlite".
 	Name() string
@@ -329,10 +376,12 @@ type Dialect interface {
 	// Insert writes events inside the caller's transaction.
 	Insert(ctx context.Context, q Execer, events []Event) error
 	// InsertHandoff writes events like Insert and returns, as records (Seq
-	// set, Attempts 0), in Seq order, those that may be handed to the
-	// owner of their partition in memory after COMMIT: events whose
-	// aggregate has no pending row and no block visible to the transaction.
-	// The others are left to the owner's Read.
+	// set, Attempts 0, DeliverAt zero), in Seq order, those that may be
+	// handed to the owner of their partition in memory after COMMIT: events
+	// that are not scheduled, whose aggregate has no pending row and no
+	// block visible to the transaction, and that follow no held scheduled
+	// event of their aggregate in events. The others are left to the
+	// owner's Read.
 	InsertHandoff(ctx context.Context, q Querier, events []Event) ([]Record, error)
 
 	// OpenSession starts a relay's ownership session (see Session). relay
@@ -370,6 +419,24 @@ type Dialect interface {
 	TryLock(ctx context.Context, db *sql.DB, name, owner string, now, until time.Time) (bool, error)
 	// Stats reads counts and the oldest pending time.
 	Stats(ctx context.Context, db *sql.DB) (Stats, error)
+
+	// Now reads the database's clock (UTC). Relays measure their offset to it:
+	// due times are the database's.
+	Now(ctx context.Context, q Querier) (time.Time, error)
+	// NextDue returns the earliest DeliverAt after now of the pending
+	// scheduled rows of the partitions (ok false when there is none). One
+	// indexed statement whatever the number of scheduled rows.
+	NextDue(ctx context.Context, db *sql.DB, parts []int, now time.Time) (due time.Time, ok bool, err error)
+	// Cancel deletes the rows with the given ids that are scheduled, pending,
+	// never attempted and not yet due by the database's clock, and returns the
+	// ids it deleted (others are left alone: unknown, already due, published,
+	// dead, or never scheduled). The hold a cancelled row's aggregate has is
+	// lifted when no other scheduled row of that aggregate remains not yet due.
+	// q may be the caller's transaction.
+	Cancel(ctx context.Context, q Querier, ids []string) ([]string, error)
+	// ReleaseHolds deletes up to limit holds that ended before now and whose
+	// aggregate has no pending row left (relays call it with cleanup).
+	ReleaseHolds(ctx context.Context, db *sql.DB, now time.Time, limit int) (int64, error)
 
 	// Inspector reads rows, blocked aggregates and ownership for operators.
 	Inspector

@@ -62,6 +62,31 @@ func (e *env) loadParts() {
 // at returns base + d.
 func (e *env) at(d time.Duration) time.Time { return e.base.Add(d) }
 
+// readAt returns the time a read at base+d runs at: base+d, or the
+// database's clock when later. A row is due at the database's time of its
+// INSERT, after base: a read "at base" must see the rows written since.
+func (e *env) readAt(d time.Duration) time.Time {
+	e.t.Helper()
+	return later(e.at(d), e.now())
+}
+
+// now reads the database's clock (Dialect.Now).
+func (e *env) now() time.Time {
+	e.t.Helper()
+	now, err := e.d.Now(e.ctx, e.db)
+	if err != nil {
+		e.t.Fatalf("Now: %v", err)
+	}
+	return now
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 // event returns a minimal event of aggregate (aggType, aggID) created at
 // base, in the aggregate's partition.
 func (e *env) event(aggType, aggID string) dialects.Event {
@@ -141,7 +166,7 @@ func (e *env) read(parts []int, after int64, limit int, now time.Duration) []dia
 func (e *env) readReq(req dialects.ReadRequest, now time.Duration) dialects.ReadResult {
 	e.t.Helper()
 	parts, after, limit := req.Partitions, req.After, req.Limit
-	req.Now = e.at(now)
+	req.Now = e.readAt(now)
 	res, err := e.d.Read(e.ctx, e.db, req)
 	if err != nil {
 		e.t.Fatalf("Read: %v", err)

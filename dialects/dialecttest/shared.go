@@ -30,7 +30,7 @@ func testSharedDialect(t *testing.T, tgt Target) {
 		want := fmt.Sprintf("db%d-a", w%len(envs))
 		wg.Go(func() {
 			for range rounds {
-				res, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: e.all(), Limit: 10, Now: e.at(0)})
+				res, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: e.all(), Limit: 10, Now: e.readAt(0)})
 				if err != nil {
 					errs <- fmt.Errorf("Read: %w", err)
 					return

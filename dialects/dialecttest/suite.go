@@ -51,6 +51,9 @@ type Target struct {
 	// numbering did: d's migrations named names, applied in that order
 	// and recorded as versions 1, 2, 3... Nil skips the renumbering test.
 	MigrateNamed func(t testing.TB, db *sql.DB, d dialects.Dialect, names ...string)
+	// MigrateTo migrates the database to d's migrations up to version, as
+	// Migrate would have then. Nil skips the upgrade test from version 8.
+	MigrateTo func(t testing.TB, db *sql.DB, d dialects.Dialect, version int)
 	// OldNumberings are the migration names, in version order, that code
 	// of an earlier numbering recorded (one list per deployed state).
 	OldNumberings [][]string
@@ -149,4 +152,11 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("IdempotencyUpgrade", func(t *testing.T) { testIdempotencyUpgrade(t, tgt) })
 	t.Run("BadRows", func(t *testing.T) { testBadRows(t, tgt) })
 	t.Run("PartitionCheckUpgrade", func(t *testing.T) { testPartitionCheckUpgrade(t, tgt) })
+	t.Run("ScheduleDelay", func(t *testing.T) { testScheduleDelay(t, tgt) })
+	t.Run("ScheduleHold", func(t *testing.T) { testScheduleHold(t, tgt) })
+	t.Run("ScheduleHoldReplaced", func(t *testing.T) { testScheduleHoldReplaced(t, tgt) })
+	t.Run("NextDue", func(t *testing.T) { testNextDue(t, tgt) })
+	t.Run("Cancel", func(t *testing.T) { testCancel(t, tgt) })
+	t.Run("ScheduleStats", func(t *testing.T) { testScheduleStats(t, tgt) })
+	t.Run("ScheduleUpgrade", func(t *testing.T) { testScheduleUpgrade(t, tgt) })
 }

@@ -42,6 +42,7 @@ type Dialect struct {
 	read, readCritical, mark, fail, fillUpdate                              *sqlkit.Query
 	requeueIDs, requeueAggregate, requeueAll                                *sqlkit.Query
 	skipIDs, skipAggregate, skipAll, cleanup, tryLock, stats                *sqlkit.Query
+	hold, now, nextDue, cancel, releaseHolds                                *sqlkit.Query
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -104,8 +105,9 @@ func New(opts ...Option) (*Dialect, error) {
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
 		Name: "postgres",
-		// 008: the versioned functions relays call (read_v2, mark_v2).
-		Needed: 8,
+		// 009: deliver_at, the holds and read_v3, which writers and
+		// relays of this code use.
+		Needed: 9,
 	}
 	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Dollar); err != nil {
 		panic("postgres: " + err.Error())
@@ -140,6 +142,11 @@ func New(opts ...Option) (*Dialect, error) {
 	d.cleanup = query("cleanup.sql")
 	d.tryLock = query("trylock.sql")
 	d.stats = query("stats.sql")
+	d.hold = query("hold.sql")
+	d.now = query("now.sql")
+	d.nextDue = query("next_due.sql")
+	d.cancel = query("cancel.sql")
+	d.releaseHolds = query("release_holds.sql")
 	d.fillSelect = load("fill_select.sql")
 	d.dupKeys = load("idempotency_duplicates.sql")
 	d.fillUpdate = query("fill_update.sql")
@@ -227,8 +234,9 @@ func payloadArgs(e *dialects.Event) (bin, js any) {
 }
 
 // insertEvents writes events with as few multi-row INSERTs as the parameter limit
-// allows, in slice order.
+// allows, in slice order, then the holds of their ordered scheduled events.
 func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
+	all := events
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
@@ -241,7 +249,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 		}
 		events = events[n:]
 	}
-	return nil
+	return d.holdAggregates(ctx, q, all)
 }
 
 // insertArgs returns the bind arguments of events' rows for b
@@ -256,12 +264,22 @@ func insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event) ([]any, error)
 		}
 		bin, js := payloadArgs(e)
 		created := sqlkit.UTC(e.CreatedAt)
+		// NULL for a row that is not scheduled; a Delay of 0 for one
+		// scheduled by NotBefore alone (insert_row.sql).
+		var delay, notBefore any
+		if e.Scheduled() {
+			delay = max(e.Delay, 0).Microseconds()
+			if !e.NotBefore.IsZero() {
+				notBefore = sqlkit.UTC(e.NotBefore)
+			}
+		}
 		args, err = b.AppendRow(args, sql.Named("id", e.ID), sql.Named("aggregate_type", e.AggregateType),
 			sql.Named("aggregate_id", e.AggregateID), sql.Named("event_type", e.EventType),
 			sql.Named("payload", bin), sql.Named("payload_json", js), sql.Named("content_type", e.ContentType),
 			sql.Named("headers", h), sql.Named("idempotency_key", sqlkit.NullString(e.IdempotencyKey)),
-			sql.Named("critical", e.Critical), sql.Named("created_at", created), sql.Named("next_attempt_at", created),
-			sql.Named("part", e.Partition))
+			sql.Named("critical", e.Critical), sql.Named("created_at", created), sql.Named("delay", delay),
+			sql.Named("not_before", notBefore), sql.Named("deliver_delay", delay),
+			sql.Named("deliver_not_before", notBefore), sql.Named("part", e.Partition))
 		if err != nil {
 			return nil, err
 		}
@@ -293,6 +311,9 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	recs, err := sqlkit.HandoffRecords(rows, events)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: insert %d events: %w", n, err)
+	}
+	if err := d.holdAggregates(ctx, q, events); err != nil {
+		return nil, err
 	}
 	return recs, nil
 }

@@ -19,11 +19,15 @@
 // session cancels those waits, so relays see a joiner at once and an idle
 // relay sends no statement to watch.
 //
-// The relay reads and marks through the <table>_read_v2 and <table>_mark_v2
+// The relay reads and marks through the <table>_read_v3 and <table>_mark_v2
 // functions, prepared once per connection: the read is planned to walk the
 // pending rows in seq order even before statistics catch up, and marks
 // commit without waiting for the WAL flush (a mark lost in a crash only
 // means a duplicate publish).
+//
+// Clock: due times are the server's. Insert computes next_attempt_at (and a
+// scheduled row's deliver_at) from now(), the transaction's start, never
+// from the writer's clock; Dialect.Now reads clock_timestamp().
 //
 // Schema: numbered migrations in sql/migrations/ and versioned functions in
 // sql/functions/; Dialect.Migrate applies both in one transaction under an

@@ -15,8 +15,8 @@ import (
 
 // TestVersionedFunctions: a relay of this version refuses a table that
 // lacks the versioned functions (ErrSchemaVersion), Migrate installs them,
-// the previous release's functions stay for its relays (and answer them on
-// the migrated table), and neither Migrate nor Schema() makes what no
+// the previous releases' functions (read_v2 included) stay for their relays
+// (and answer them on the migrated table), and neither Migrate nor Schema() makes what no
 // supported release calls (001's claim functions and three-argument mark,
 // 002's four-argument read).
 func TestVersionedFunctions(t *testing.T) {
@@ -25,7 +25,7 @@ func TestVersionedFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"outbox_mark/4", "outbox_mark_v2/4", "outbox_read/5", "outbox_read_v2/5"}
+	want := []string{"outbox_mark/4", "outbox_mark_v2/4", "outbox_read/5", "outbox_read_v2/5", "outbox_read_v3/5"}
 	// list returns the functions of the test's schema as "name/arguments".
 	list := func(t *testing.T, db dialects.Querier) []string {
 		t.Helper()
@@ -60,7 +60,8 @@ func TestVersionedFunctions(t *testing.T) {
 		if got := list(t, db); slices.Contains(got, "outbox_read_v2/5") || !slices.Contains(got, "outbox_read/5") {
 			t.Fatalf("functions at version 7: %v", got)
 		}
-		// A writer of this version writes at version 7.
+		// The previous release's writers write at version 7 (this version's
+		// need 009's deliver_at).
 		now := time.Now().UTC().Truncate(time.Microsecond)
 		evs := []dialects.Event{
 			{ID: "00000000-0000-7000-8000-000000000001", AggregateType: "order", AggregateID: "a", EventType: "e",
@@ -68,15 +69,12 @@ func TestVersionedFunctions(t *testing.T) {
 			{ID: "00000000-0000-7000-8000-000000000002", AggregateType: "order", AggregateID: "a", EventType: "e",
 				Payload: []byte("q"), ContentType: "text/plain", CreatedAt: now, Partition: dialects.PartitionOf("order", "a", dialects.DefaultPartitions)},
 		}
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Insert(ctx, tx, evs); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
+		for _, e := range evs {
+			if _, err := db.ExecContext(ctx, `INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload,
+				content_type, created_at, next_attempt_at, part) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`,
+				e.ID, e.AggregateType, e.AggregateID, e.EventType, e.Payload, e.ContentType, e.CreatedAt, e.Partition); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := d.Migrate(ctx, db); err != nil {
 			t.Fatal(err)
@@ -87,8 +85,8 @@ func TestVersionedFunctions(t *testing.T) {
 		if got := list(t, db); !slices.Equal(got, want) {
 			t.Fatalf("functions after Migrate = %v, want %v", got, want)
 		}
-		// The previous release's read (005's function) and this version's
-		// read return the same rows.
+		// The reads of the releases before (005's function, read_v2) and
+		// this version's read return the same rows.
 		parts := make([]string, dialects.DefaultPartitions)
 		all := make([]int, dialects.DefaultPartitions)
 		for i := range parts {
@@ -98,6 +96,10 @@ func TestVersionedFunctions(t *testing.T) {
 		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM outbox_read($1, 0, 0, $2, 10)`,
 			"{"+strings.Join(parts, ",")+"}", now).Scan(&old); err != nil || old != len(evs) {
 			t.Fatalf("the previous release's read: %d rows, %v; want %d", old, err, len(evs))
+		}
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM outbox_read_v2($1, 0, 0, $2, 10)`,
+			"{"+strings.Join(parts, ",")+"}", now).Scan(&old); err != nil || old != len(evs) {
+			t.Fatalf("read_v2: %d rows, %v; want %d", old, err, len(evs))
 		}
 		res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: all, Limit: 10, Now: now})
 		if err != nil || len(res.Records) != len(evs) || res.Records[0].ID != evs[0].ID {

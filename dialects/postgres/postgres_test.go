@@ -40,9 +40,14 @@ func target(driver string) dialecttest.Target {
 		WithPartitions: func(n int) (dialects.Dialect, error) { return postgres.New(postgres.WithPartitions(n)) },
 		Legacy:         createLegacy,
 		Previous:       migratePrevious,
-		KillSession:    killSession,
-		MaxTableName:   postgres.MaxTableName,
-		IdentLimit:     63,
+		MigrateTo: func(t testing.TB, db *sql.DB, d dialects.Dialect, version int) {
+			if err := postgres.MigrateTo(t.Context(), d.(*postgres.Dialect), db, version); err != nil {
+				t.Fatalf("migrate to %d: %v", version, err)
+			}
+		},
+		KillSession:  killSession,
+		MaxTableName: postgres.MaxTableName,
+		IdentLimit:   63,
 	}
 }
 

@@ -46,6 +46,7 @@ type Dialect struct {
 	mark, markDelete, markUnblock, fail, failBlock           *sqlkit.Query
 	requeueIDs, requeueAggregate, requeueAll, requeueUnblock *sqlkit.Query
 	skipIDs, skipAggregate, skipAll, cleanup, tryLock, stats *sqlkit.Query
+	hold, nextDue, cancel, cancelHolds, releaseHolds         *sqlkit.Query
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -103,7 +104,7 @@ func New(opts ...Option) (*Dialect, error) {
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
 		Name:   "sqlite",
-		Needed: 3,
+		Needed: 9,
 	}
 	// The rows bind with '?' (a name appears once in a row): the
 	// statements' ?N numbering would not follow the rows.
@@ -147,6 +148,11 @@ func New(opts ...Option) (*Dialect, error) {
 	d.cleanup = query("cleanup.sql")
 	d.tryLock = query("trylock.sql")
 	d.stats = query("stats.sql")
+	d.hold = query("hold.sql")
+	d.nextDue = query("next_due.sql")
+	d.cancel = query("cancel.sql")
+	d.cancelHolds = query("cancel_holds.sql")
+	d.releaseHolds = query("release_holds.sql")
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err
@@ -216,12 +222,14 @@ func (d *Dialect) Partitions(ctx context.Context, q dialects.Querier) (int, erro
 }
 
 // insertEvents writes events with as few multi-row INSERTs as the parameter limit
-// allows, in slice order.
+// allows, in slice order, then the holds of their ordered scheduled events.
 func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
+	now := clock()
+	all := events
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
-		args, err := d.insertArgs(d.insert, events[:n], 0)
+		args, err := d.insertArgs(d.insert, events[:n], now, 0)
 		if err != nil {
 			return err
 		}
@@ -230,12 +238,12 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 		}
 		events = events[n:]
 	}
-	return nil
+	return d.holdAggregates(ctx, q, all, now)
 }
 
 // insertArgs returns the bind arguments of events' rows (insert_row.sql)
-// for b, with room for extra more.
-func (d *Dialect) insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event, extra int) ([]any, error) {
+// for b, inserted at now, with room for extra more.
+func (d *Dialect) insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event, now time.Time, extra int) ([]any, error) {
 	args := make([]any, 0, len(events)*b.Columns()+extra)
 	for i := range events {
 		e := &events[i]
@@ -248,12 +256,18 @@ func (d *Dialect) insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event, e
 		if e.Critical {
 			crit = 1
 		}
+		// Due at SQLite's clock (the process's), not the writer's
+		// registration time; a scheduled row at its deliver_at.
+		next, deliver := micros(now), any(nil)
+		if at, ok := sqlkit.DeliverAt(e, now); ok {
+			next, deliver = micros(at), micros(at)
+		}
 		args, err = b.AppendRow(args, sql.Named("id", e.ID), sql.Named("aggregate_type", e.AggregateType),
 			sql.Named("aggregate_id", e.AggregateID), sql.Named("event_type", e.EventType),
 			sql.Named("payload", sqlkit.Payload(e.Payload)), sql.Named("content_type", e.ContentType),
 			sql.Named("headers", h), sql.Named("idempotency_key", sqlkit.NullString(e.IdempotencyKey)),
-			sql.Named("critical", crit), sql.Named("created_at", created), sql.Named("next_attempt_at", created),
-			sql.Named("part", e.Partition))
+			sql.Named("critical", crit), sql.Named("created_at", created), sql.Named("next_attempt_at", next),
+			sql.Named("deliver_at", deliver), sql.Named("part", e.Partition))
 		if err != nil {
 			return nil, err
 		}
@@ -273,7 +287,8 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	if n*d.handoff.Columns()+1 > maxVariables {
 		return nil, d.insertEvents(ctx, q, events)
 	}
-	args, err := d.insertArgs(d.handoff, events, 1)
+	now := clock()
+	args, err := d.insertArgs(d.handoff, events, now, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -295,6 +310,9 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	recs, err := sqlkit.HandoffRecords(rows, events)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: insert %d events: %w", n, err)
+	}
+	if err := d.holdAggregates(ctx, q, events, now); err != nil {
+		return nil, err
 	}
 	return recs, nil
 }

@@ -37,4 +37,9 @@
 // rebuilds the outbox table (SQLite cannot drop a column default): upgrade
 // a table that has rows with Migrate, which also sets the partition of its
 // pending and dead rows.
+//
+// Clock: SQLite is embedded, so the database's clock is the process's.
+// Insert computes due times (next_attempt_at, and deliver_at = the later
+// of NotBefore and now + Delay for a scheduled event) in Go from it, and
+// Dialect.Now returns it; Stats counts the scheduled rows not yet due by it.
 package sqlite

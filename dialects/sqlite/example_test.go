@@ -60,7 +60,9 @@ func Example() {
 	defer s.Close()
 	owned, err := s.Take(ctx, []int{0, 1, 2, 3, 4, 5, 6, 7}, now)
 	fmt.Println(len(owned), err)
-	res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: owned, Limit: 10, Now: now})
+	// Rows are due at the database's clock of their INSERT (Dialect.Now).
+	dbNow, _ := d.Now(ctx, db)
+	res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: owned, Limit: 10, Now: dbNow})
 	recs := res.Records
 	fmt.Println(len(recs), recs[0].EventType, err)
 	marked, err := d.Mark(ctx, db, dialects.Mark{Token: s.Token(), Seqs: []int64{recs[0].Seq}, Delete: true})

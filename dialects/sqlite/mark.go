@@ -233,5 +233,5 @@ func (d *Dialect) TryLock(ctx context.Context, db *sql.DB, name, owner string, n
 // blocked aggregates in one query (sql/stats.sql) whose cost is bounded by
 // the pending and dead rows, not by the published rows kept.
 func (d *Dialect) Stats(ctx context.Context, db *sql.DB) (dialects.Stats, error) {
-	return sqlkit.ReadStats(ctx, db, d.stats, "sqlite")
+	return sqlkit.ReadStats(ctx, db, d.stats, "sqlite", sql.Named("now", micros(clock())))
 }

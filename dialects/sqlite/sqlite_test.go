@@ -31,6 +31,11 @@ func target() dialecttest.Target {
 		Legacy:         createLegacy,
 		Previous:       migratePrevious,
 		MigrateNamed:   migrateNamed,
+		MigrateTo: func(t testing.TB, db *sql.DB, d dialects.Dialect, version int) {
+			if err := sqlite.MigrateTo(t.Context(), d.(*sqlite.Dialect), db, version); err != nil {
+				t.Fatalf("migrate to %d: %v", version, err)
+			}
+		},
 		// Deployed before the numbering was one across databases: 005 and
 		// 006 were the part check and the critical index.
 		OldNumberings: [][]string{

@@ -13,13 +13,13 @@ import (
 // readColumnNames names ScanRead's scan targets, in order (RecordColumns,
 // then payload_json when the dialect returns it, then the horizon).
 var readColumnNames = []string{"seq", "id", "aggregate_type", "aggregate_id", "event_type", "payload",
-	"content_type", "headers", "idempotency_key", "critical", "created_at", "attempts", "part"}
+	"content_type", "headers", "idempotency_key", "critical", "created_at", "attempts", "part", "deliver_at"}
 
 // inspectColumnNames names rowScan's scan targets, in order: the columns
 // of each dialect's sql/_inspect_columns.sql (TestInspectColumnsFragment).
 var inspectColumnNames = []string{"seq", "id", "aggregate_type", "aggregate_id", "event_type", "payload",
 	"content_type", "headers", "idempotency_key", "critical", "created_at", "attempts", "payload_json", "state",
-	"next_attempt_at", "part", "last_error", "published_at", "partitions"}
+	"next_attempt_at", "part", "last_error", "published_at", "deliver_at", "partitions"}
 
 // scanTolerant scans the current row of rows into dest, whose columns
 // are named by names (len(names) >= len(dest)). When a column cannot be

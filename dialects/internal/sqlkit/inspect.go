@@ -241,7 +241,7 @@ type rowScan struct {
 	part, partitions                           sql.NullInt64
 	payload                                    []byte
 	critical                                   sql.NullBool
-	created, nextAttempt, publishedAt          NullTime
+	created, nextAttempt, publishedAt, deliver NullTime
 }
 
 // blockerColumnNames names the columns inspect_blockers.sql returns before
@@ -256,7 +256,7 @@ var blockerColumnNames = []string{"aggregate_type", "aggregate_id", "pending", "
 func (s *rowScan) scan(rows *sql.Rows, lead, tail []any) (dialects.Row, error) {
 	dest := append(lead, &s.seq, &s.id, &s.aggType, &s.aggID, &s.eventType, &s.payload, &s.contentType,
 		&s.headers, &s.idem, &s.critical, &s.created, &s.attempts, &s.payloadJSON, &s.state,
-		&s.nextAttempt, &s.part, &s.lastError, &s.publishedAt, &s.partitions)
+		&s.nextAttempt, &s.part, &s.lastError, &s.publishedAt, &s.deliver, &s.partitions)
 	dest = append(dest, tail...)
 	names := inspectColumnNames
 	if len(lead) > 0 {
@@ -296,6 +296,7 @@ func (s *rowScan) scan(rows *sql.Rows, lead, tail []any) (dialects.Row, error) {
 	r.Partition = int(s.part.Int64)
 	r.LastError = s.lastError.String
 	r.PublishedAt = s.publishedAt.Time
+	r.DeliverAt = s.deliver.Time
 	r.PayloadSize = len(r.Payload)
 	if p, n := s.part, s.partitions; bad == nil && p.Valid && n.Valid && (p.Int64 < 0 || p.Int64 >= n.Int64) {
 		bad = &dialects.RowError{Column: "part", Raw: strconv.FormatInt(p.Int64, 10),

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -16,8 +17,8 @@ import (
 // read ends with the read's horizon (ScanRead).
 //
 //	seq, id, aggregate_type, aggregate_id, event_type, payload, content_type,
-//	headers, idempotency_key, critical, created_at, attempts, part
-const RecordColumns = 13
+//	headers, idempotency_key, critical, created_at, attempts, part, deliver_at
+const RecordColumns = 14
 
 // ScanRead reads a dialect's read.sql results: the record columns, then,
 // when withJSON, the JSON payload text (NULL when the payload is in the
@@ -39,9 +40,10 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 		headers sql.NullString
 		idem    sql.NullString
 		created NullTime
+		deliver NullTime
 	)
 	dest := []any{&r.Seq, &r.ID, &r.AggregateType, &r.AggregateID, &r.EventType, &payload,
-		&r.ContentType, &headers, &idem, &r.Critical, &created, &r.Attempts, &r.Partition, &pj}
+		&r.ContentType, &headers, &idem, &r.Critical, &created, &r.Attempts, &r.Partition, &deliver, &pj}
 	if !withJSON {
 		dest = dest[:RecordColumns]
 	}
@@ -54,7 +56,7 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 	names = append(names, "horizon")
 	for rows.Next() {
 		r, payload, pj = dialects.Record{}, nil, sql.NullString{}
-		headers, idem, created = sql.NullString{}, sql.NullString{}, NullTime{}
+		headers, idem, created, deliver = sql.NullString{}, sql.NullString{}, NullTime{}, NullTime{}
 		// A column that cannot be decoded marks the row bad (Record.Bad)
 		// instead of failing the read: the relay dead-letters it and
 		// goes on with the others.
@@ -75,6 +77,7 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 		}
 		r.IdempotencyKey = idem.String
 		r.CreatedAt = created.Time
+		r.DeliverAt = deliver.Time
 		r.Bad = bad
 		out = append(out, r)
 	}
@@ -88,11 +91,18 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 // HandoffRecords reads the (seq, id, free) rows of an INSERT for the
 // hand-over and builds the records of the free events as a read returns them
 // (times in UTC to the microsecond, a non-nil payload, nil headers when
-// empty), in Seq order. It closes rows.
+// empty), in Seq order. It closes rows. A scheduled event is never free,
+// nor an event after a held scheduled event of its aggregate in events
+// (HeldAfter): the statement's own check cannot see the hold, written
+// after the rows.
 func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record, error) {
 	defer rows.Close()
+	held := HeldAfter(events)
 	byID := make(map[string]int, len(events))
 	for i := range events {
+		if events[i].Scheduled() || held[i] {
+			continue
+		}
 		byID[events[i].ID] = i
 	}
 	var recs []dialects.Record
@@ -122,6 +132,55 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 	}
 	slices.SortFunc(recs, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	return recs, nil
+}
+
+// HeldAfter reports, for each of events (in registration order), whether
+// a held scheduled event (dialects.Event.Holds) of its aggregate comes
+// before it in events.
+func HeldAfter(events []dialects.Event) []bool {
+	type agg struct {
+		part    int
+		typ, id string
+	}
+	var holding map[agg]bool
+	out := make([]bool, len(events))
+	for i := range events {
+		e := &events[i]
+		k := agg{e.Partition, e.AggregateType, e.AggregateID}
+		out[i] = holding[k]
+		if e.Holds() {
+			if holding == nil {
+				holding = map[agg]bool{}
+			}
+			holding[k] = true
+		}
+	}
+	return out
+}
+
+// AnyHolds reports whether one of events holds its aggregate
+// (dialects.Event.Holds): only then does an insert write holds.
+func AnyHolds(events []dialects.Event) bool {
+	for i := range events {
+		if events[i].Holds() {
+			return true
+		}
+	}
+	return false
+}
+
+// DeliverAt returns the due time of a scheduled event inserted at now by
+// the database's clock: the later of now + Delay and NotBefore, in UTC to
+// the microsecond. ok is false for an event that is not scheduled.
+func DeliverAt(e *dialects.Event, now time.Time) (at time.Time, ok bool) {
+	if !e.Scheduled() {
+		return time.Time{}, false
+	}
+	at = now.Add(max(e.Delay, 0))
+	if e.NotBefore.After(at) {
+		at = e.NotBefore
+	}
+	return UTC(at), true
 }
 
 // ReadAheadWindow bounds a read ahead's look, in batches: the MySQL and

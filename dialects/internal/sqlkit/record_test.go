@@ -24,14 +24,14 @@ func TestScanReadRowsDoNotShareValues(t *testing.T) {
 	defer db.Close()
 	at := time.Date(2026, 11, 22, 10, 0, 0, 123000, time.UTC)
 	cols := []string{"seq", "id", "aggregate_type", "aggregate_id", "event_type", "payload", "content_type",
-		"headers", "idempotency_key", "critical", "created_at", "attempts", "part", "payload_json", "horizon"}
+		"headers", "idempotency_key", "critical", "created_at", "attempts", "part", "deliver_at", "payload_json", "horizon"}
 	mock.ExpectQuery("SELECT").WillReturnRows(sqlmock.NewRows(cols).
 		AddRow(int64(7), "id-7", "order", "o-1", "placed", nil, "application/json",
-			`{"k":"v"}`, "idem-7", true, at, int64(2), int64(5), `{"n":7}`, int64(42)).
+			`{"k":"v"}`, "idem-7", true, at, int64(2), int64(5), at, `{"n":7}`, int64(42)).
 		AddRow(int64(3), "id-3", "order", "o-2", "paid", []byte("raw"), "text/plain",
-			nil, nil, false, at, int64(0), int64(0), nil, int64(42)).
+			nil, nil, false, at, int64(0), int64(0), nil, nil, int64(42)).
 		AddRow(int64(9), "id-9", "order", "o-1", "shipped", nil, "application/json",
-			nil, nil, false, nil, int64(0), int64(5), `{"n":9}`, int64(42)))
+			nil, nil, false, nil, int64(0), int64(5), nil, `{"n":9}`, int64(42)))
 	rows, err := db.QueryContext(context.Background(), "SELECT claim")
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestScanReadRowsDoNotShareValues(t *testing.T) {
 	want := []dialects.Record{
 		{Seq: 3, Event: dialects.Event{ID: "id-3", AggregateType: "order", AggregateID: "o-2", EventType: "paid",
 			Payload: []byte("raw"), ContentType: "text/plain", CreatedAt: at}},
-		{Seq: 7, Attempts: 2, Event: dialects.Event{ID: "id-7", AggregateType: "order", AggregateID: "o-1", EventType: "placed",
+		{Seq: 7, Attempts: 2, DeliverAt: at, Event: dialects.Event{ID: "id-7", AggregateType: "order", AggregateID: "o-1", EventType: "placed",
 			Payload: []byte(`{"n":7}`), ContentType: "application/json", Headers: map[string]string{"k": "v"},
 			IdempotencyKey: "idem-7", Critical: true, CreatedAt: at, Partition: 5}},
 		{Seq: 9, Event: dialects.Event{ID: "id-9", AggregateType: "order", AggregateID: "o-1", EventType: "shipped",

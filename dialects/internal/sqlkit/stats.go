@@ -14,20 +14,25 @@ import (
 // count, oldest pending created_at, dead count, published count up to the
 // cap, seq and published_at of the oldest published row, the highest seq,
 // the aggregates blocked behind a dead row and behind a retry, and the
-// pending and dead rows whose partition is outside [0, P). prefix
-// starts the error: the calling dialect's package name ("postgres").
-func ReadStats(ctx context.Context, db *sql.DB, q *Query, prefix string) (dialects.Stats, error) {
+// pending and dead rows whose partition is outside [0, P), the pending
+// rows scheduled after the database's now and the earliest of their due
+// times. extra are more arguments (SQLite's @now, its clock being the
+// process's). prefix starts the error: the calling dialect's package name
+// ("postgres").
+func ReadStats(ctx context.Context, db *sql.DB, q *Query, prefix string, extra ...sql.NamedArg) (dialects.Stats, error) {
 	var (
-		s                    dialects.Stats
-		oldest, oldestPubAt  lenientTime
-		oldestPubSeq, maxSeq sql.NullInt64
+		s                            dialects.Stats
+		oldest, oldestPubAt, nextDue lenientTime
+		oldestPubSeq, maxSeq         sql.NullInt64
 	)
-	err := QueryRow(ctx, db, q, sql.Named("cap", dialects.StatsExactPublished+1)).Scan(
-		&s.Pending, &oldest, &s.Dead, &s.Published, &oldestPubSeq, &oldestPubAt, &maxSeq, &s.BlockedDead, &s.BlockedRetry, &s.BadPartition)
+	args := append([]sql.NamedArg{sql.Named("cap", dialects.StatsExactPublished+1)}, extra...)
+	err := QueryRow(ctx, db, q, args...).Scan(
+		&s.Pending, &oldest, &s.Dead, &s.Published, &oldestPubSeq, &oldestPubAt, &maxSeq, &s.BlockedDead, &s.BlockedRetry,
+		&s.BadPartition, &s.Scheduled, &nextDue)
 	if err != nil {
 		return dialects.Stats{}, fmt.Errorf("%s: stats: %w", prefix, err)
 	}
-	s.OldestPending, s.OldestPublished = oldest.Time, oldestPubAt.Time
+	s.OldestPending, s.OldestPublished, s.NextDue = oldest.Time, oldestPubAt.Time, nextDue.Time
 	if s.Published > dialects.StatsExactPublished {
 		s.Published = estimatePublished(s, oldestPubSeq.Int64, maxSeq.Int64)
 		s.PublishedEstimated = true

@@ -18,4 +18,5 @@ o.seq,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM {{table}}_meta m)

@@ -1,3 +1,3 @@
 -- Columns every read returns first, in sqlkit.ScanRead's order.
 o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.payload_json::text
+       o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, o.payload_json::text

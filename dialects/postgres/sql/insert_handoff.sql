@@ -3,4 +3,4 @@
 -- pending row or block in the statement's snapshot, which excludes this
 -- INSERT's rows: rows of one aggregate inserted together are free together.
 WITH ins AS (
-INSERT INTO {{table}} (id, aggregate_type, aggregate_id, event_type, payload, payload_json, content_type, headers, idempotency_key, critical, created_at, next_attempt_at, part) VALUES
+INSERT INTO {{table}} (id, aggregate_type, aggregate_id, event_type, payload, payload_json, content_type, headers, idempotency_key, critical, created_at, next_attempt_at, deliver_at, part) VALUES

@@ -1,5 +1,5 @@
 -- Time-critical due rows of @parts whose aggregate has no earlier pending row
--- or block. The @window over critical_idx bounds the work when many wait
+-- or block or hold. The @window over critical_idx bounds the work when many wait
 -- behind earlier rows; the last column stands for a read's horizon.
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
@@ -19,6 +19,11 @@ WHERE NOT EXISTS (
       SELECT 1 FROM {{table}}_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.until > @now)
+  )
+  AND NOT EXISTS (
+      SELECT 1 FROM {{table}}_held h
+      WHERE h.part = o.part AND h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id
+        AND h.seq < o.seq AND h.until > @now
   )
 ORDER BY o.seq
 LIMIT @limit

@@ -1,7 +1,8 @@
 -- Each part reads an index or a small table, never the published rows, so a
 -- scrape's cost follows pending and dead rows, not Retention. Above @cap the
 -- published count is estimated from seqs (sqlkit.ReadStats); TestStatsCost
--- checks the plan.
+-- checks the plan. @now is the process's clock, SQLite's own: the last two
+-- read the scheduled rows not yet due through deliver_idx.
 SELECT
     (SELECT count(*) FROM {{table}} WHERE state = 0),
     (SELECT min(created_at) FROM {{table}} WHERE state = 0),
@@ -15,4 +16,6 @@ SELECT
     (SELECT count(*) FROM {{table}} WHERE state = 0
          AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m)))
     + (SELECT count(*) FROM {{table}} WHERE state = 2
-         AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m)))
+         AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m))),
+    (SELECT count(*) FROM {{table}} WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > @now),
+    (SELECT min(deliver_at) FROM {{table}} WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > @now)

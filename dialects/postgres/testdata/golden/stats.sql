@@ -7,7 +7,9 @@ SELECT p.n, p.oldest,
     (SELECT count(*) FROM outbox_blocked WHERE dead),
     (SELECT count(*) FROM outbox_blocked WHERE NOT dead),
     p.bad + (SELECT count(*) FROM outbox WHERE state = 2
-                 AND (part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m)))
+                 AND (part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m))),
+    (SELECT count(*) FROM outbox WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > now()),
+    (SELECT min(deliver_at) FROM outbox WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > now())
 FROM (SELECT count(*) AS n, min(created_at) AS oldest,
              count(*) FILTER (WHERE part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m)) AS bad
       FROM outbox WHERE state = 0) p
@@ -23,7 +25,9 @@ SELECT p.n, p.oldest,
     (SELECT count(*) FROM app.jit_outbox_blocked WHERE dead),
     (SELECT count(*) FROM app.jit_outbox_blocked WHERE NOT dead),
     p.bad + (SELECT count(*) FROM app.jit_outbox WHERE state = 2
-                 AND (part < 0 OR part >= (SELECT m.partitions FROM app.jit_outbox_meta m)))
+                 AND (part < 0 OR part >= (SELECT m.partitions FROM app.jit_outbox_meta m))),
+    (SELECT count(*) FROM app.jit_outbox WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > now()),
+    (SELECT min(deliver_at) FROM app.jit_outbox WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > now())
 FROM (SELECT count(*) AS n, min(created_at) AS oldest,
              count(*) FILTER (WHERE part < 0 OR part >= (SELECT m.partitions FROM app.jit_outbox_meta m)) AS bad
       FROM app.jit_outbox WHERE state = 0) p

@@ -1,6 +1,6 @@
 -- table: outbox
-INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, content_type, headers, idempotency_key, critical, created_at, next_attempt_at, part) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
-(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload, content_type, headers, idempotency_key, critical, created_at, next_attempt_at, deliver_at, part) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING seq, id,
     NOT EXISTS (
         SELECT 1 FROM outbox e
@@ -13,8 +13,8 @@ RETURNING seq, id,
           AND b.aggregate_id = outbox.aggregate_id
     )
 -- table: jit_outbox
-INSERT INTO jit_outbox (id, aggregate_type, aggregate_id, event_type, payload, content_type, headers, idempotency_key, critical, created_at, next_attempt_at, part) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
-(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO jit_outbox (id, aggregate_type, aggregate_id, event_type, payload, content_type, headers, idempotency_key, critical, created_at, next_attempt_at, deliver_at, part) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),
+(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING seq, id,
     NOT EXISTS (
         SELECT 1 FROM jit_outbox e

@@ -1,6 +1,6 @@
 -- table: outbox
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
 FROM (
     SELECT w.* FROM outbox w
     WHERE w.state = 0 AND w.critical
@@ -19,11 +19,16 @@ WHERE NOT EXISTS (
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.until > ?2)
   )
+  AND NOT EXISTS (
+      SELECT 1 FROM outbox_held h
+      WHERE h.part = o.part AND h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id
+        AND h.seq < o.seq AND h.until > ?2
+  )
 ORDER BY o.seq
 LIMIT ?4
 -- table: jit_outbox
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
 FROM (
     SELECT w.* FROM jit_outbox w
     WHERE w.state = 0 AND w.critical
@@ -41,6 +46,11 @@ WHERE NOT EXISTS (
       SELECT 1 FROM jit_outbox_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.until > ?2)
+  )
+  AND NOT EXISTS (
+      SELECT 1 FROM jit_outbox_held h
+      WHERE h.part = o.part AND h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id
+        AND h.seq < o.seq AND h.until > ?2
   )
 ORDER BY o.seq
 LIMIT ?4

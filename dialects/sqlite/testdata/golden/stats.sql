@@ -12,7 +12,9 @@ SELECT
     (SELECT count(*) FROM outbox WHERE state = 0
          AND (part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m)))
     + (SELECT count(*) FROM outbox WHERE state = 2
-         AND (part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m)))
+         AND (part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m))),
+    (SELECT count(*) FROM outbox WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > ?2),
+    (SELECT min(deliver_at) FROM outbox WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > ?2)
 -- table: jit_outbox
 SELECT
     (SELECT count(*) FROM jit_outbox WHERE state = 0),
@@ -27,4 +29,6 @@ SELECT
     (SELECT count(*) FROM jit_outbox WHERE state = 0
          AND (part < 0 OR part >= (SELECT m.partitions FROM jit_outbox_meta m)))
     + (SELECT count(*) FROM jit_outbox WHERE state = 2
-         AND (part < 0 OR part >= (SELECT m.partitions FROM jit_outbox_meta m)))
+         AND (part < 0 OR part >= (SELECT m.partitions FROM jit_outbox_meta m))),
+    (SELECT count(*) FROM jit_outbox WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > ?2),
+    (SELECT min(deliver_at) FROM jit_outbox WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at > ?2)

@@ -1,0 +1,4 @@
+-- table: outbox
+SELECT clock_timestamp()
+-- table: app.jit_outbox
+SELECT clock_timestamp()
