@@ -60,6 +60,7 @@ type Dialect struct {
 	mark, del, unblock, fail, failBlock                                       *sqlkit.Query
 	requeueIDs, requeueAggregate, requeueAll, skipIDs, skipAggregate, skipAll *sqlkit.Query
 	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                       *sqlkit.Query
+	hold, now, nextDue, cancelSelect, cancelDelete, cancelHolds, releaseHolds *sqlkit.Query
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -116,8 +117,10 @@ func New(opts ...Option) (*Dialect, error) {
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
-		Name:   "mysql",
-		Needed: 3,
+		Name: "mysql",
+		// 009: deliver_at and the holds, which writers and relays of this
+		// code use.
+		Needed: 9,
 	}
 	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Question); err == nil {
 		d.handoff, err = d.insert.WithTail(load("insert_handoff_tail.sql"))
@@ -160,6 +163,13 @@ func New(opts ...Option) (*Dialect, error) {
 	d.tryLock = query("trylock.sql")
 	d.tryLockRead = query("trylock_read.sql")
 	d.stats = query("stats.sql")
+	d.hold = query("hold.sql")
+	d.now = query("now.sql")
+	d.nextDue = query("next_due.sql")
+	d.cancelSelect = query("cancel_select.sql")
+	d.cancelDelete = query("cancel_delete.sql")
+	d.cancelHolds = query("cancel_holds.sql")
+	d.releaseHolds = query("release_holds.sql")
 	d.fillSelect = load("fill_select.sql")
 	d.dupKeys = load("idempotency_duplicates.sql")
 	d.fillUpdate = query("fill_update.sql")
@@ -280,12 +290,22 @@ func insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event) ([]any, error)
 			return nil, err
 		}
 		created := sqlkit.UTC(e.CreatedAt)
+		// NULL for a row that is not scheduled; a Delay of 0 for one
+		// scheduled by NotBefore alone (insert_row.sql).
+		var delay, notBefore any
+		if e.Scheduled() {
+			delay = max(e.Delay, 0).Microseconds()
+			if !e.NotBefore.IsZero() {
+				notBefore = sqlkit.UTC(e.NotBefore)
+			}
+		}
 		args, err = b.AppendRow(args, sql.Named("id", e.ID), sql.Named("aggregate_type", e.AggregateType),
 			sql.Named("aggregate_id", e.AggregateID), sql.Named("event_type", e.EventType),
 			sql.Named("payload", sqlkit.Payload(e.Payload)), sql.Named("content_type", e.ContentType),
 			sql.Named("headers", h), sql.Named("idempotency_key", sqlkit.NullString(e.IdempotencyKey)),
-			sql.Named("critical", e.Critical), sql.Named("created_at", created), sql.Named("next_attempt_at", created),
-			sql.Named("part", e.Partition))
+			sql.Named("critical", e.Critical), sql.Named("created_at", created), sql.Named("delay", delay),
+			sql.Named("not_before", notBefore), sql.Named("deliver_delay", delay),
+			sql.Named("deliver_not_before", notBefore), sql.Named("part", e.Partition))
 		if err != nil {
 			return nil, err
 		}
@@ -294,8 +314,9 @@ func insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event) ([]any, error)
 }
 
 // insertEvents writes events with as few multi-row INSERTs as the parameter limit
-// allows, in slice order.
+// allows, in slice order, then the holds of their ordered scheduled events.
 func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
+	all := events
 	max := d.MaxInsertRows()
 	for len(events) > 0 {
 		n := min(len(events), max)
@@ -308,7 +329,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 		}
 		events = events[n:]
 	}
-	return nil
+	return d.holdAggregates(ctx, q, all)
 }
 
 // aggKey is an aggregate within its partition.
@@ -357,6 +378,9 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	recs, err := sqlkit.HandoffRecords(rows, free)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: insert %d events: %w", n, err)
+	}
+	if err := d.holdAggregates(ctx, q, events); err != nil {
+		return nil, err
 	}
 	return recs, nil
 }

@@ -14,6 +14,10 @@
 // idempotency keys are VARCHAR(255); payloads LONGBLOB (large payloads are
 // bounded by the server's max_allowed_packet).
 //
+// Clock: due times are the server's. Insert computes next_attempt_at (and a
+// scheduled row's deliver_at) from UTC_TIMESTAMP(6), never from the
+// writer's clock, which is why loc must be UTC; Dialect.Now reads it.
+//
 // Partitions: every row carries the partition of its aggregate. A relay's
 // session holds a dedicated connection with a GET_LOCK lock per owned
 // partition and a member lock for itself; the locks die with the

@@ -13,5 +13,5 @@ func Example() {
 		return
 	}
 	fmt.Println(d.Name(), d.Table(), d.MaxInsertRows())
-	// Output: mysql outbox 5461
+	// Output: mysql outbox 4369
 }

@@ -43,7 +43,12 @@ func target(parseTime bool) dialecttest.Target {
 		WithPartitions: func(n int) (dialects.Dialect, error) { return mysql.New(mysql.WithPartitions(n)) },
 		Legacy:         createLegacy,
 		Previous:       migratePrevious,
-		MigrateNamed:   migrateNamed,
+		MigrateTo: func(t testing.TB, db *sql.DB, d dialects.Dialect, version int) {
+			if err := mysql.MigrateTo(t.Context(), d.(*mysql.Dialect), db, version); err != nil {
+				t.Fatalf("migrate to %d: %v", version, err)
+			}
+		},
+		MigrateNamed: migrateNamed,
 		// Deployed before the numbering was one across databases: 004 and
 		// 005 were the part check and the critical index.
 		OldNumberings: [][]string{

@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -193,8 +194,9 @@ func allParts(n int) []int {
 
 // TestHeadersTruncatedBefore006: on the previous release's schema (headers
 // TEXT), a server not in strict mode cuts headers past 65,535 bytes into
-// invalid JSON; the read returns that row marked bad (column headers)
-// instead of failing. Migration 006 keeps the row and makes headers
+// invalid JSON (written here as the writers of that release did); after
+// Migrate the read returns that row marked bad (column headers) instead of
+// failing. Migration 006 keeps the row and makes headers
 // LONGTEXT: the same write is then stored whole. A 006 cut short (its
 // version not recorded) runs again.
 func TestHeadersTruncatedBefore006(t *testing.T) {
@@ -230,23 +232,42 @@ func TestHeadersTruncatedBefore006(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// insertPrevious writes e as the writers of version 3 did.
+	insertPrevious := func(e dialects.Event) {
+		t.Helper()
+		h, err := json.Marshal(e.Headers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, payload,
+			content_type, headers, created_at, next_attempt_at, part) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.ID, e.AggregateType, e.AggregateID, e.EventType, e.Payload, e.ContentType, string(h), e.CreatedAt,
+			e.CreatedAt, e.Partition); err != nil {
+			t.Fatalf("insert: %v", err)
+		}
+	}
 	read := func() []dialects.Record {
 		t.Helper()
-		res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: allParts(dialects.DefaultPartitions), Limit: 10, Now: now})
+		// Rows of this version's writers are due at the server's clock.
+		dbNow, err := d.Now(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: allParts(dialects.DefaultPartitions), Limit: 10, Now: dbNow})
 		if err != nil {
 			t.Fatalf("Read: %v", err)
 		}
 		return res.Records
 	}
 	cut := ev("00000000-0000-7000-8000-000000000001", "a")
-	insert(cut)
+	insertPrevious(cut)
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
 	recs := read()
 	if len(recs) != 1 || recs[0].Bad == nil || recs[0].Bad.Column != "headers" || len(recs[0].Bad.Raw) != dialects.MaxRawBytes ||
 		!strings.Contains(recs[0].Bad.Error(), "unexpected end of JSON input") {
 		t.Fatalf("read of the cut headers: %+v; want the row marked bad in its headers", recs)
-	}
-	if err := d.Migrate(ctx, db); err != nil {
-		t.Fatalf("Migrate: %v", err)
 	}
 	// Cut short: 006's version not recorded; it runs again and does nothing.
 	if _, err := db.ExecContext(ctx, `DELETE FROM outbox_migrations WHERE version = 6`); err != nil {

@@ -17,6 +17,11 @@ WHERE NOT EXISTS (
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.`until` > @now)
   )
+  AND NOT EXISTS (
+      SELECT 1 FROM {{table}}_held k
+      WHERE k.part = o.part AND k.aggregate_type = o.aggregate_type AND k.aggregate_id = o.aggregate_id
+        AND k.seq < o.seq AND k.`until` > @now
+  )
   AND (o.seq <= @horizon OR NOT EXISTS (
       SELECT 1 FROM {{table}} e
       WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id

@@ -1,5 +1,5 @@
 -- Time-critical due rows of @parts whose aggregate has no earlier pending row
--- or block. The @window over critical_idx bounds the work when many wait
+-- or block or hold. The @window over critical_idx bounds the work when many wait
 -- behind earlier rows. No index hint: naming critical_idx fails on a table
 -- before migration 007. The last column stands for a read's horizon.
 SELECT {{record_columns}}, 0 AS horizon
@@ -20,6 +20,11 @@ WHERE NOT EXISTS (
       SELECT 1 FROM {{table}}_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.`until` > @now)
+  )
+  AND NOT EXISTS (
+      SELECT 1 FROM {{table}}_held k
+      WHERE k.part = o.part AND k.aggregate_type = o.aggregate_type AND k.aggregate_id = o.aggregate_id
+        AND k.seq < o.seq AND k.`until` > @now
   )
 ORDER BY o.seq
 LIMIT @limit

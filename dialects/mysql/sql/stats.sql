@@ -1,7 +1,8 @@
 -- Each part reads an index range or a small table, never the published rows,
 -- so a scrape's cost follows pending and dead rows, not Retention. Above @cap
 -- the published count is estimated from seqs (sqlkit.ReadStats);
--- TestStatsCost checks the plan.
+-- TestStatsCost checks the plan. The scheduled rows not yet due (by the
+-- server's UTC_TIMESTAMP(6)) are a range of deliver_idx.
 SELECT
     (SELECT COUNT(*) FROM {{table}} WHERE state = 0),
     (SELECT MIN(created_at) FROM {{table}} WHERE state = 0),
@@ -13,4 +14,6 @@ SELECT
     (SELECT COUNT(*) FROM {{table}}_blocked WHERE dead),
     (SELECT COUNT(*) FROM {{table}}_blocked WHERE NOT dead),
     (SELECT COUNT(*) FROM {{table}} WHERE state IN (0, 2)
-         AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m)))
+         AND (part < 0 OR part >= (SELECT m.partitions FROM {{table}}_meta m))),
+    (SELECT COUNT(*) FROM {{table}} WHERE deliver_at > UTC_TIMESTAMP(6) AND state = 0),
+    (SELECT MIN(deliver_at) FROM {{table}} WHERE deliver_at > UTC_TIMESTAMP(6) AND state = 0)

@@ -22,6 +22,7 @@ SELECT b.aggregate_type, b.aggregate_id,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM outbox_meta m)
 FROM outbox_blocked b JOIN outbox o ON o.seq = b.seq
 WHERE b.dead OR b.`until` > ?
@@ -51,6 +52,7 @@ SELECT b.aggregate_type, b.aggregate_id,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM app.jit_outbox_meta m)
 FROM app.jit_outbox_blocked b JOIN app.jit_outbox o ON o.seq = b.seq
 WHERE b.dead OR b.`until` > ?

@@ -22,6 +22,7 @@ SELECT b.aggregate_type, b.aggregate_id,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM outbox_meta m),
        COALESCE(LENGTH(o.payload), 0)
 FROM outbox_blocked b JOIN outbox o ON o.seq = b.seq
@@ -52,6 +53,7 @@ SELECT b.aggregate_type, b.aggregate_id,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM app.jit_outbox_meta m),
        COALESCE(LENGTH(o.payload), 0)
 FROM app.jit_outbox_blocked b JOIN app.jit_outbox o ON o.seq = b.seq

@@ -17,6 +17,7 @@ SELECT o.seq,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM outbox_meta m)
 FROM outbox o
 WHERE o.id = ?
@@ -39,6 +40,7 @@ SELECT o.seq,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM app.jit_outbox_meta m)
 FROM app.jit_outbox o
 WHERE o.id = ?

@@ -17,6 +17,7 @@ SELECT o.seq,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM outbox_meta m),
        COALESCE(LENGTH(o.payload), 0)
 FROM outbox o
@@ -42,6 +43,7 @@ SELECT o.seq,
        o.part,
        o.last_error,
        o.published_at,
+       o.deliver_at,
        (SELECT m.partitions FROM app.jit_outbox_meta m),
        COALESCE(LENGTH(o.payload), 0)
 FROM app.jit_outbox o

@@ -1,6 +1,6 @@
 -- table: outbox
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
 FROM (
     SELECT w.* FROM outbox w USE INDEX (outbox_claim_idx, outbox_part_idx)
     WHERE w.state = 0
@@ -15,6 +15,11 @@ WHERE NOT EXISTS (
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.`until` > ?)
   )
+  AND NOT EXISTS (
+      SELECT 1 FROM outbox_held k
+      WHERE k.part = o.part AND k.aggregate_type = o.aggregate_type AND k.aggregate_id = o.aggregate_id
+        AND k.seq < o.seq AND k.`until` > ?
+  )
   AND (o.seq <= ? OR NOT EXISTS (
       SELECT 1 FROM outbox e
       WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
@@ -24,7 +29,7 @@ ORDER BY o.seq
 LIMIT ?
 -- table: app.jit_outbox
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, 0 AS horizon
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
 FROM (
     SELECT w.* FROM app.jit_outbox w USE INDEX (jit_outbox_claim_idx, jit_outbox_part_idx)
     WHERE w.state = 0
@@ -38,6 +43,11 @@ WHERE NOT EXISTS (
       SELECT 1 FROM app.jit_outbox_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
         AND b.seq < o.seq AND (b.dead OR b.`until` > ?)
+  )
+  AND NOT EXISTS (
+      SELECT 1 FROM app.jit_outbox_held k
+      WHERE k.part = o.part AND k.aggregate_type = o.aggregate_type AND k.aggregate_id = o.aggregate_id
+        AND k.seq < o.seq AND k.`until` > ?
   )
   AND (o.seq <= ? OR NOT EXISTS (
       SELECT 1 FROM app.jit_outbox e

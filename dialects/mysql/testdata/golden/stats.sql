@@ -10,7 +10,9 @@ SELECT
     (SELECT COUNT(*) FROM outbox_blocked WHERE dead),
     (SELECT COUNT(*) FROM outbox_blocked WHERE NOT dead),
     (SELECT COUNT(*) FROM outbox WHERE state IN (0, 2)
-         AND (part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m)))
+         AND (part < 0 OR part >= (SELECT m.partitions FROM outbox_meta m))),
+    (SELECT COUNT(*) FROM outbox WHERE deliver_at > UTC_TIMESTAMP(6) AND state = 0),
+    (SELECT MIN(deliver_at) FROM outbox WHERE deliver_at > UTC_TIMESTAMP(6) AND state = 0)
 -- table: app.jit_outbox
 SELECT
     (SELECT COUNT(*) FROM app.jit_outbox WHERE state = 0),
@@ -23,4 +25,6 @@ SELECT
     (SELECT COUNT(*) FROM app.jit_outbox_blocked WHERE dead),
     (SELECT COUNT(*) FROM app.jit_outbox_blocked WHERE NOT dead),
     (SELECT COUNT(*) FROM app.jit_outbox WHERE state IN (0, 2)
-         AND (part < 0 OR part >= (SELECT m.partitions FROM app.jit_outbox_meta m)))
+         AND (part < 0 OR part >= (SELECT m.partitions FROM app.jit_outbox_meta m))),
+    (SELECT COUNT(*) FROM app.jit_outbox WHERE deliver_at > UTC_TIMESTAMP(6) AND state = 0),
+    (SELECT MIN(deliver_at) FROM app.jit_outbox WHERE deliver_at > UTC_TIMESTAMP(6) AND state = 0)
