@@ -216,8 +216,10 @@ type Stats struct {
 	Published int64
 	// PublishedEstimated reports that Published is an estimate.
 	PublishedEstimated bool
-	// OldestPending is the CreatedAt of the oldest pending row; zero if none
-	// (or if that row's created_at cannot be decoded: see RowError).
+	// OldestPending is since when the longest-waiting pending row could be
+	// published: its CreatedAt, or a scheduled row's due time (DeliverAt);
+	// scheduled rows not yet due are left out. Zero if none (or if that
+	// row's time cannot be decoded: see RowError).
 	OldestPending time.Time
 	// OldestPublished is the PublishedAt of the oldest published row still
 	// in the table; zero if none. Cleanup is behind when it is older than

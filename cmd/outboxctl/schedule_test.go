@@ -72,9 +72,10 @@ func testScheduledCommands(t *testing.T, tgt testdb.Target) {
 	if ev.DeliverAt == nil || !ev.DeliverAt.Equal(*st.NextDue) {
 		t.Fatalf("show: deliver_at %v, want %v", ev.DeliverAt, st.NextDue)
 	}
-	ctl(t, &ev, append(gj, "show", ids[2])...)
-	if ev.DeliverAt != nil {
-		t.Fatalf("show of a plain event: deliver_at %v", ev.DeliverAt)
+	var plain eventJSON
+	ctl(t, &plain, append(gj, "show", ids[2])...)
+	if plain.DeliverAt != nil {
+		t.Fatalf("show of a plain event: deliver_at %v", plain.DeliverAt)
 	}
 
 	var res struct {

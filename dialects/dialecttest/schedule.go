@@ -307,15 +307,28 @@ func testScheduleStats(t *testing.T, tgt Target) {
 	}
 	later := e.scheduled("l", time.Hour)
 	e.insert(later)
-	if st := e.stats(); st.Scheduled != 1 || !st.NextDue.Equal(e.get(later.ID).DeliverAt) {
-		t.Fatalf("Stats with one scheduled row: %+v", st)
+	if st := e.stats(); st.Scheduled != 1 || !st.NextDue.Equal(e.get(later.ID).DeliverAt) || !st.OldestPending.IsZero() {
+		t.Fatalf("Stats with one scheduled row (not yet due: not waiting, no oldest pending): %+v", st)
 	}
 	quick, drained := e.scheduled("q", time.Millisecond), e.scheduled("dr", time.Millisecond)
-	e.insert(quick, drained, e.event("agg", "q"))
+	plain := e.event("agg", "q")
+	e.insert(quick, drained, plain)
 	e.waitUntil(e.get(drained.ID).DeliverAt.Add(time.Millisecond))
 	e.waitUntil(e.get(quick.ID).DeliverAt.Add(time.Millisecond))
-	if st := e.stats(); st.Scheduled != 1 || !st.NextDue.Equal(e.get(later.ID).DeliverAt) {
+	st := e.stats()
+	if st.Scheduled != 1 || !st.NextDue.Equal(e.get(later.ID).DeliverAt) {
 		t.Fatalf("Stats after two are due: %+v", st)
+	}
+	// A due scheduled row waits from its due time, a plain one from its
+	// registration.
+	oldest := e.get(plain.ID).CreatedAt
+	for _, id := range []string{quick.ID, drained.ID} {
+		if at := e.get(id).DeliverAt; at.Before(oldest) {
+			oldest = at
+		}
+	}
+	if !st.OldestPending.Equal(oldest) {
+		t.Fatalf("OldestPending %v, want %v", st.OldestPending, oldest)
 	}
 	// drained is published; q still has a pending row; l's hold runs.
 	if n := e.mark(s.Token(), []int64{e.get(drained.ID).Seq}, 0); n != 1 {

@@ -2,10 +2,13 @@
 -- scrape's cost follows pending and dead rows, not Retention. Above @cap the
 -- published count is estimated from seqs (sqlkit.ReadStats); TestStatsCost
 -- checks the plan. @now is the process's clock, SQLite's own: the last two
--- read the scheduled rows not yet due through deliver_idx.
+-- read the scheduled rows not yet due through deliver_idx; a scheduled row
+-- waits from its due time.
 SELECT
     (SELECT count(*) FROM {{table}} WHERE state = 0),
-    (SELECT min(created_at) FROM {{table}} WHERE state = 0),
+    (SELECT min(coalesce(c.oldest, s.oldest), coalesce(s.oldest, c.oldest)) FROM
+        (SELECT min(created_at) AS oldest FROM {{table}} WHERE state = 0 AND deliver_at IS NULL) c,
+        (SELECT min(deliver_at) AS oldest FROM {{table}} WHERE state = 0 AND deliver_at IS NOT NULL AND deliver_at <= @now) s),
     (SELECT count(*) FROM {{table}} WHERE state = 2),
     (SELECT count(*) FROM (SELECT 1 FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT @cap)),
     (SELECT seq FROM {{table}} WHERE state = 1 ORDER BY published_at LIMIT 1),

@@ -1,7 +1,10 @@
 -- table: outbox
 SELECT
     (SELECT COUNT(*) FROM outbox WHERE state = 0),
-    (SELECT MIN(created_at) FROM outbox WHERE state = 0),
+    (SELECT LEAST(COALESCE(c.oldest, s.oldest), COALESCE(s.oldest, c.oldest)) FROM
+        (SELECT MIN(created_at) AS oldest FROM outbox USE INDEX (outbox_claim_idx)
+         WHERE state = 0 AND deliver_at IS NULL) c,
+        (SELECT MIN(deliver_at) AS oldest FROM outbox WHERE deliver_at <= UTC_TIMESTAMP(6) AND state = 0) s),
     (SELECT COUNT(*) FROM outbox WHERE state = 2),
     (SELECT COUNT(*) FROM (SELECT 1 FROM outbox WHERE state = 1 ORDER BY published_at LIMIT ?) k),
     (SELECT seq FROM outbox WHERE state = 1 ORDER BY published_at LIMIT 1),
@@ -16,7 +19,10 @@ SELECT
 -- table: app.jit_outbox
 SELECT
     (SELECT COUNT(*) FROM app.jit_outbox WHERE state = 0),
-    (SELECT MIN(created_at) FROM app.jit_outbox WHERE state = 0),
+    (SELECT LEAST(COALESCE(c.oldest, s.oldest), COALESCE(s.oldest, c.oldest)) FROM
+        (SELECT MIN(created_at) AS oldest FROM app.jit_outbox USE INDEX (jit_outbox_claim_idx)
+         WHERE state = 0 AND deliver_at IS NULL) c,
+        (SELECT MIN(deliver_at) AS oldest FROM app.jit_outbox WHERE deliver_at <= UTC_TIMESTAMP(6) AND state = 0) s),
     (SELECT COUNT(*) FROM app.jit_outbox WHERE state = 2),
     (SELECT COUNT(*) FROM (SELECT 1 FROM app.jit_outbox WHERE state = 1 ORDER BY published_at LIMIT ?) k),
     (SELECT seq FROM app.jit_outbox WHERE state = 1 ORDER BY published_at LIMIT 1),
