@@ -60,13 +60,14 @@ func NewKeys(current string, keys map[string][]byte) (*Keys, error) {
 // CurrentKeyID returns the current key's id.
 func (k *Keys) CurrentKeyID() string { return k.current }
 
-// Key returns the key named id, or an error matching ErrUnknownKey.
+// Key returns a copy of the key named id, or an error matching
+// ErrUnknownKey.
 func (k *Keys) Key(id string) ([]byte, error) {
 	key, ok := k.keys[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownKey, id)
 	}
-	return key, nil
+	return slices.Clone(key), nil
 }
 
 // IDs returns the key ids, current first, then the others sorted.
