@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/jitoutbox/jitoutbox/codec"
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
@@ -34,6 +36,9 @@ type commitDB struct {
 	// the partition of its aggregate (dialects.PartitionOf), as txoutbox
 	// does.
 	parts int
+	// encrypted is an Outbox on db that encrypts every payload
+	// (codec, AES-256-GCM), for the encrypted variants.
+	encrypted *txoutbox.Outbox
 }
 
 func setupPostgres(b *testing.B) *commitDB { return setupPostgresDriver(b, "postgres") }
@@ -96,6 +101,36 @@ func prepare(b *testing.B, c *commitDB, ordersDDL string) *commitDB {
 
 // payload is a typical small JSON event body (~120 bytes).
 var payload = []byte(`{"order_id":"order-000000000042","customer_id":"cust-17","total_cents":12345,"currency":"EUR","items":3}`)
+
+// payload1K is a JSON event body of 1 KiB, for the plain and encrypted
+// 1 KiB variants.
+var payload1K = func() []byte {
+	b := []byte(`{"order_id":"order-000000000042","note":"`)
+	for len(b) < 1024-2 {
+		b = append(b, 'x')
+	}
+	return append(b, '"', '}')
+}()
+
+// outboxes returns the plain Outbox on c and sets c.encrypted.
+func outboxes(b *testing.B, c *commitDB) *txoutbox.Outbox {
+	ob, err := txoutbox.New(c.db, c.dialect)
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, err := codec.NewKeys("bench", map[string][]byte{"bench": bytes.Repeat([]byte{1}, codec.KeySize)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cd, err := codec.New(codec.Config{Keys: keys})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c.encrypted, err = txoutbox.New(c.db, c.dialect, txoutbox.WithPayloadEncoder(cd)); err != nil {
+		b.Fatal(err)
+	}
+	return ob
+}
 
 // handWritten is the INSERT a developer writes by hand: the same table and
 // the same columns txoutbox fills.
@@ -164,6 +199,27 @@ func variants() []variant {
 			return tx.Commit()
 		}
 	}
+	// one1K commits one event of 1 KiB through ob, or through c.encrypted.
+	one1K := func(encrypted bool) func(ctx context.Context, c *commitDB, ob *txoutbox.Outbox, key string) error {
+		return func(ctx context.Context, c *commitDB, ob *txoutbox.Outbox, key string) error {
+			if encrypted {
+				ob = c.encrypted
+			}
+			tx, err := ob.Begin(ctx, nil)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			if err := business(ctx, c, tx, key); err != nil {
+				return err
+			}
+			if _, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: key, EventType: "order.placed",
+				Payload: payload1K, ContentType: "application/json"}); err != nil {
+				return err
+			}
+			return tx.Commit()
+		}
+	}
 	return []variant{
 		{"business-only", func(ctx context.Context, c *commitDB, _ *txoutbox.Outbox, key string) error {
 			tx, err := c.db.BeginTx(ctx, nil)
@@ -181,13 +237,16 @@ func variants() []variant {
 		{"txoutbox-10", lib(10)},
 		{"txoutbox-100", lib(100)},
 		{"hand-10", hand(10)},
+		{"txoutbox-1-1KiB", one1K(false)},
+		{"txoutbox-1-1KiB-aes", one1K(true)},
 	}
 }
 
 // BenchmarkCommit measures one transaction with one business INSERT: alone,
-// with hand-written outbox INSERTs, and through txoutbox with 1, 10 and 100
-// events. It reports statements per commit (counted by a wrapping driver)
-// and allocations.
+// with hand-written outbox INSERTs, through txoutbox with 1, 10 and 100
+// events, and with one event of 1 KiB, plain and encrypted (codec,
+// AES-256-GCM: txoutbox-1-1KiB-aes). It reports statements per commit
+// (counted by a wrapping driver) and allocations.
 func BenchmarkCommit(b *testing.B) {
 	for _, setup := range []struct {
 		name string
@@ -195,10 +254,7 @@ func BenchmarkCommit(b *testing.B) {
 	}{{"postgres", setupPostgres}, {"postgres-pgx", setupPostgresPgx}, {"mysql", setupMySQL}} {
 		b.Run(setup.name, func(b *testing.B) {
 			c := setup.open(b)
-			ob, err := txoutbox.New(c.db, c.dialect)
-			if err != nil {
-				b.Fatal(err)
-			}
+			ob := outboxes(b, c)
 			var seq atomic.Int64
 			for _, v := range variants() {
 				b.Run(v.name, func(b *testing.B) {
@@ -229,7 +285,8 @@ func BenchmarkCommit(b *testing.B) {
 // business-only transaction (tx10/hand10-added: the fixed BEGIN, business
 // INSERT and COMMIT taken off both), tx1/hand10 (the floor of tx10/hand10
 // for any outbox that writes within the transaction: ten events for the
-// price of one), and the library's own allocations per
+// price of one), one encrypted 1 KiB event against the same plain
+// (aes1k/plain1k, target <= 1.1), and the library's own allocations per
 // event (txoutbox-100 minus hand-written-free business-only, per event).
 func BenchmarkCommitRatio(b *testing.B) {
 	for _, setup := range []struct {
@@ -238,10 +295,7 @@ func BenchmarkCommitRatio(b *testing.B) {
 	}{{"postgres", setupPostgres}, {"postgres-pgx", setupPostgresPgx}, {"mysql", setupMySQL}} {
 		b.Run(setup.name, func(b *testing.B) {
 			c := setup.open(b)
-			ob, err := txoutbox.New(c.db, c.dialect)
-			if err != nil {
-				b.Fatal(err)
-			}
+			ob := outboxes(b, c)
 			byName := map[string]variant{}
 			for _, v := range variants() {
 				byName[v.name] = v
@@ -250,10 +304,15 @@ func BenchmarkCommitRatio(b *testing.B) {
 			var seq atomic.Int64
 			elapsed := map[string]time.Duration{}
 			mallocs := map[string]uint64{}
-			order := []string{"hand-1", "txoutbox-1", "hand-10", "txoutbox-10", "business-only", "txoutbox-100"}
+			order := []string{"hand-1", "txoutbox-1", "hand-10", "txoutbox-10", "business-only", "txoutbox-100",
+				"txoutbox-1-1KiB", "txoutbox-1-1KiB-aes"}
 			var ms runtime.MemStats
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				// The plain and encrypted 1 KiB commits take turns at going
+				// first, so that neither always follows txoutbox-100.
+				n := len(order)
+				order[n-2], order[n-1] = order[n-1], order[n-2]
 				for _, name := range order {
 					key := fmt.Sprintf("r-%d", seq.Add(1))
 					runtime.ReadMemStats(&ms)
@@ -284,6 +343,9 @@ func BenchmarkCommitRatio(b *testing.B) {
 			b.ReportMetric(float64(mallocs["txoutbox-100"]-mallocs["business-only"])/float64(b.N)/100, "allocs/event")
 			b.ReportMetric(float64(elapsed["txoutbox-1"].Microseconds())/float64(b.N), "tx1-us/commit")
 			b.ReportMetric(float64(elapsed["hand-1"].Microseconds())/float64(b.N), "hand1-us/commit")
+			// The capture cost of encryption: one encrypted 1 KiB event
+			// against the same event plain (target <= 1.1).
+			b.ReportMetric(ratio("txoutbox-1-1KiB-aes", "txoutbox-1-1KiB"), "aes1k/plain1k")
 		})
 	}
 }

@@ -35,7 +35,8 @@
 // Jitoutbox-* headers and, when those are missing or when asked to, the
 // shape of Debezium's outbox event router (the "id" and "eventType"
 // headers, the subject or topic outbox.event.<aggregate type>, the Kafka
-// key as aggregate id).
+// key as aggregate id). A payload the producer encrypted or compressed
+// (package codec) is decoded with Message.Decode before Handle.
 //
 // # Duplicates
 //

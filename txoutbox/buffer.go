@@ -84,6 +84,13 @@ func (b *buffer) add(ctx context.Context, ev Event) (string, error) {
 	now := b.ob.cfg.clock()
 	stored.ID = id.String()
 	stored.CreatedAt = now.UTC().Truncate(time.Microsecond)
+	if b.ob.cfg.encoder != nil {
+		// Here, under the lock, because the encoder binds the payload to
+		// the id, and the id is taken under the lock (above).
+		if err := b.ob.encodePayload(&stored); err != nil {
+			return "", err
+		}
+	}
 	b.events = append(b.events, stored)
 	if k := stored.IdempotencyKey; k != "" {
 		if b.keys == nil {

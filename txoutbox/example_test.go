@@ -1,6 +1,7 @@
 package txoutbox_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/jitoutbox/jitoutbox/codec"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
 	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
@@ -275,4 +277,53 @@ func Example_sqlc() {
 	}
 	pending(db, dialect)
 	// Output: pending events: 1
+}
+
+// WithPayloadEncoder with package codec: the row holds the ciphertext,
+// its key id and the original content type; the consumer decodes it with
+// the same keys.
+func ExampleWithPayloadEncoder() {
+	db, dialect, closeDB := openExampleDB()
+	defer closeDB()
+	ctx := context.Background()
+
+	// In production: codec.KeysFromEnv or codec.KeysFromFile.
+	keys, err := codec.NewKeys("2026-11", map[string][]byte{"2026-11": bytes.Repeat([]byte{7}, codec.KeySize)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := codec.New(codec.Config{Keys: keys, CompressAbove: 1024})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ob, err := txoutbox.New(db, dialect, txoutbox.WithPayloadEncoder(c))
+	if err != nil {
+		log.Fatal(err)
+	}
+	tx, err := ob.Begin(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback()
+	id, err := tx.Add(txoutbox.Event{AggregateType: "card", AggregateID: "7", EventType: "card.charged",
+		Payload: []byte(`{"pan":"4111 1111 1111 1111"}`)})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+
+	row, err := dialect.Get(ctx, db, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(row.ContentType, row.Headers[txoutbox.HeaderEncoding], row.Headers[txoutbox.HeaderEncodedContentType])
+	fmt.Println("plaintext in the row:", bytes.Contains(row.Payload, []byte("4111")))
+	payload, _, err := c.DecodePayload(id, row.Headers, row.Payload) // what the consumer does
+	fmt.Printf("%s %v\n", payload, err)
+	// Output:
+	// application/octet-stream aes-256-gcm:2026-11 application/json
+	// plaintext in the row: false
+	// {"pan":"4111 1111 1111 1111"} <nil>
 }

@@ -21,6 +21,7 @@ type config struct {
 	logger     *slog.Logger
 	injectors  []HeaderInjector
 	noLazyWake bool
+	encoder    PayloadEncoder
 }
 
 func defaultConfig() config {

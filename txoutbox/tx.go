@@ -58,6 +58,8 @@ func (t *Tx) add(ctx context.Context, ev Event) (string, error) {
 // Events returns a copy of the events buffered so far, in registration
 // order (for tests and debugging). Critical is reported as given on each
 // event; Commit sets it on every event of a time-critical transaction.
+// With WithPayloadEncoder, payloads, content types and headers are as they
+// will be stored (encoded).
 func (t *Tx) Events() []dialects.Event {
 	return t.buf.snapshot()
 }

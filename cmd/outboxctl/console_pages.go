@@ -215,8 +215,8 @@ func (c *console) dead(w http.ResponseWriter, r *http.Request) {
 // eventData is the event page.
 type eventData struct {
 	Row      dialects.Row
-	Payload  string // JSON as text, else base64
-	Encoding string // "text" or "base64"
+	Payload  string // JSON as text, else base64; for an encrypted payload what payloadText says instead
+	Encoding string // "text", "base64", "encrypted" or "hidden" (payloadText)
 	Hex      string // hex dump of a non-JSON payload (its first maxHexDump bytes)
 	HexClip  bool
 }
@@ -237,7 +237,7 @@ func (c *console) event(w http.ResponseWriter, r *http.Request) {
 	}
 	data := eventData{Row: row}
 	data.Payload, data.Encoding = payloadText(&row)
-	if data.Encoding != "text" && len(row.Payload) > 0 {
+	if data.Encoding == "base64" && len(row.Payload) > 0 {
 		p := row.Payload
 		if len(p) > maxHexDump {
 			p, data.HexClip = p[:maxHexDump], true

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jitoutbox/jitoutbox/codec"
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
 
@@ -79,8 +80,21 @@ func toJSON(r *dialects.Row, withPayload bool) eventJSON {
 	return e
 }
 
-// payloadText returns the payload as text for JSON events, else base64.
+// payloadText returns the payload as text for JSON events, else base64;
+// an encrypted payload (package codec: a Jitoutbox-Encoding header naming a
+// key) is never rendered: its text says "encrypted (key <id>), <n> bytes"
+// and its encoding is "encrypted". A Jitoutbox-Encoding header this
+// outboxctl cannot parse hides the payload the same way ("hidden").
 func payloadText(r *dialects.Row) (string, string) {
+	if enc, ok := r.Headers[codec.HeaderEncoding]; ok {
+		e, err := codec.ParseEncoding(enc)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("encoded as %q, %d bytes, not shown", enc, len(r.Payload)), "hidden"
+		case e.Encrypted():
+			return fmt.Sprintf("encrypted (key %s), %d bytes", e.KeyID, len(r.Payload)), "encrypted"
+		}
+	}
 	if r.IsJSON() && utf8.Valid(r.Payload) && json.Valid(r.Payload) {
 		return string(r.Payload), "text"
 	}

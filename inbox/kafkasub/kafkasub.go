@@ -15,6 +15,10 @@
 // type application/cloudevents+json) from the JSON event format, whose
 // data becomes the Payload. The Jitoutbox-* headers win when present;
 // CloudEvents have no aggregate type.
+//
+// Payloads that txoutbox encoded with package codec (the Jitoutbox-Encoding
+// header: encrypted, compressed) are returned as received; decode them with
+// the Message's Decode method and a *codec.Codec before inbox.Handle.
 package kafkasub
 
 import (

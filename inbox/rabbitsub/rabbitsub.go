@@ -12,6 +12,10 @@
 // application/cloudevents+json) from the JSON event format, whose data
 // becomes the Payload. The Jitoutbox-* headers win when present;
 // CloudEvents have no aggregate type.
+//
+// Payloads that txoutbox encoded with package codec (the Jitoutbox-Encoding
+// header: encrypted, compressed) are returned as received; decode them with
+// the Message's Decode method and a *codec.Codec before inbox.Handle.
 package rabbitsub
 
 import (
