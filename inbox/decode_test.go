@@ -35,6 +35,9 @@ func TestDecode(t *testing.T) {
 	if again, err := got.Decode(c); err != nil || string(again.Payload) != `{"a":1}` {
 		t.Fatalf("decoding again: %v", err)
 	}
+	if codec.HeaderEncoding != "Jitoutbox-Encoding" {
+		t.Fatalf("the codec's header %q is not the one Handle refuses", codec.HeaderEncoding)
+	}
 	plain := inbox.Message{EventID: id, Payload: []byte("x")}
 	if got, err := plain.Decode(c); err != nil || string(got.Payload) != "x" {
 		t.Fatalf("not encoded: %+v, %v", got, err)

@@ -21,6 +21,11 @@ var (
 	// that is not a positive decimal, a text that is not valid UTF-8 or is
 	// longer than the table holds.
 	ErrBadMessage = errors.New("inbox: malformed message")
+	// ErrEncoded: the payload is still as the producer encoded it (the
+	// Jitoutbox-Encoding header of txoutbox.WithPayloadEncoder): call
+	// Message.Decode first, so that the side effect never sees ciphertext
+	// and the recorded hash is the decoded payload's.
+	ErrEncoded = errors.New("inbox: payload still encoded (call Message.Decode)")
 	// ErrPayloadMismatch: the event id was processed before with a
 	// different payload. Either the producer reused an id or the message
 	// was altered on the way; it is not applied, nor reported as a

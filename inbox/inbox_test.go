@@ -120,6 +120,9 @@ func TestBadInput(t *testing.T) {
 			{"nil uuid", func(m *inbox.Message) { m.EventID = "00000000-0000-0000-0000-000000000000" }, inbox.ErrBadEventID},
 			{"bad seq", func(m *inbox.Message) { m.Seq = -1 }, inbox.ErrBadMessage},
 			{"bad utf-8", func(m *inbox.Message) { m.AggregateID = "o-\xff" }, inbox.ErrBadMessage},
+			{"still encoded", func(m *inbox.Message) {
+				m.Headers = map[string]string{"jitoutbox-encoding": "aes-256-gcm:k1"}
+			}, inbox.ErrEncoded},
 		} {
 			m := newMsg("o-1", 1, "x")
 			c.edit(&m)

@@ -3,6 +3,7 @@ package inbox
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -44,6 +45,10 @@ type event struct {
 	hash []byte
 }
 
+// headerEncoding is txoutbox.HeaderEncoding (TestDecode checks):
+// Decode removes it.
+const headerEncoding = "Jitoutbox-Encoding"
+
 // check validates m for d's table and returns it ready to record.
 func check(m Message, st *statements) (event, error) {
 	if m.EventID == "" {
@@ -68,6 +73,11 @@ func check(m Message, st *statements) (event, error) {
 		if st.maxText > 0 && utf8.RuneCountInString(f.v) > st.maxText {
 			return event{}, &MessageError{EventID: m.EventID, Err: ErrBadMessage,
 				Detail: fmt.Sprintf("%s is longer than %d characters", f.name, st.maxText)}
+		}
+	}
+	for k := range m.Headers {
+		if strings.EqualFold(k, headerEncoding) {
+			return event{}, &MessageError{EventID: m.EventID, Err: ErrEncoded, Detail: k + ": " + m.Headers[k]}
 		}
 	}
 	sum := sha256.Sum256(m.Payload)
