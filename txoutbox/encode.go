@@ -70,6 +70,9 @@ func (o *Outbox) encodePayload(ev *dialects.Event) error {
 	}
 	ev.Headers[HeaderEncoding] = encoding
 	ev.Headers[HeaderEncodedContentType] = ev.ContentType
+	if verr := checkHeaderSize(ev.Headers); verr != nil {
+		return verr // the encoding's headers count too: the bound is the broker's
+	}
 	ev.Payload, ev.ContentType = stored, ContentTypeBinary
 	return nil
 }

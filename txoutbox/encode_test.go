@@ -131,6 +131,14 @@ func TestPayloadEncoderContract(t *testing.T) {
 	if _, err := tx.Add(ev); err != nil {
 		t.Fatal(err)
 	}
+	// The encoding's headers count towards MaxHeaderBytes: user headers at
+	// the bound leave no room for them.
+	full := validEvent()
+	full.Payload = []byte(`"other"`)
+	full.Headers = headersOf(txoutbox.MaxHeaderBytes)
+	if _, err := tx.Add(full); !errors.Is(err, txoutbox.ErrHeadersTooLarge) {
+		t.Fatalf("headers at the bound plus the encoding's: %v", err)
+	}
 	got := tx.Events()
 	if len(got) != 2 || string(got[0].Payload) != `"keep"` || got[0].ContentType != txoutbox.ContentTypeJSON || len(got[0].Headers) != 0 {
 		t.Fatalf("kept event: %+v", got[0])
