@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/relay/decodepub"
 	"github.com/jitoutbox/jitoutbox/relay/kafkapub"
 	"github.com/jitoutbox/jitoutbox/relay/rabbitpub"
 )
@@ -42,6 +43,9 @@ func openBroker(ctx context.Context, cfg config, nc natsConn, log *slog.Logger) 
 		b.ready = rabbitReady(cfg.amqpURL)
 	case brokerKafka:
 		err = b.openKafka(cfg)
+	}
+	if err == nil && cfg.decoder != nil {
+		b.pub, err = decodepub.New(b.pub, cfg.decoder)
 	}
 	if err != nil {
 		b.close()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jitoutbox/jitoutbox/codec"
 	"github.com/jitoutbox/jitoutbox/notify/natsnotify"
 	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
 	"github.com/jitoutbox/jitoutbox/relay"
@@ -113,6 +114,10 @@ type config struct {
 
 	metricsAddr  string
 	metricsToken string
+
+	// decoder, set by -decode-keys-file, decodes payloads before they are
+	// published (relay/decodepub).
+	decoder *codec.Codec
 }
 
 // needsNATS reports whether the relay connects to NATS: to publish there or
@@ -164,6 +169,7 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	fs.StringVar(&c.logFormat, "log-format", "json", "json or text")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics (Prometheus), /healthz and /readyz on this address, e.g. :9090 (default: not served)")
 	fs.StringVar(&c.metricsToken, "metrics-token", "", fmt.Sprintf("bearer token /metrics requires, at least %d characters (default: none; /healthz and /readyz never need one); never logged", minTokenLen))
+	decodeKeys := fs.String("decode-keys-file", "", "decode payloads that writers encrypted or compressed (package codec) before publishing, with the keys in this file (<id>:<base64>, newest first), for consumers that cannot hold keys; an event whose key is not in the file is dead-lettered, never published in clear (default: payloads are published as stored, consumers decode)")
 	files := secretFileFlags(fs)
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " [$" + envName(f.Name) + "]" })
 	fs.Usage = func() {
@@ -196,6 +202,17 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	}
 	if err := c.parseCloudEvents(set, *ceMode); err != nil {
 		return c, err
+	}
+	if *decodeKeys != "" {
+		// Read at start-up: a missing or malformed file is a usage error
+		// now, not a dead letter per event later.
+		keys, err := codec.KeysFromFile(*decodeKeys)
+		if err != nil {
+			return c, flagErrorf("-decode-keys-file", "%v", err)
+		}
+		if c.decoder, err = codec.New(codec.Config{Keys: keys}); err != nil {
+			return c, flagErrorf("-decode-keys-file", "%v", err)
+		}
 	}
 	switch c.logFormat {
 	case "json", "text":
