@@ -64,8 +64,8 @@ func exportedNames(t *testing.T) map[string]bool {
 		}
 	}
 	// Every instrument is there: one family per Metric* constant.
-	if len(families) != 18 {
-		t.Errorf("exporter emitted %d families, want 18 (one per instrument): %v", len(families), slices.Sorted(mapKeys(names)))
+	if len(families) != 19 {
+		t.Errorf("exporter emitted %d families, want 19 (one per instrument): %v", len(families), slices.Sorted(mapKeys(names)))
 	}
 	return names
 }

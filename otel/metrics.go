@@ -45,6 +45,9 @@ const (
 	// a failed row (attribute reason: "dead" until an operator acts,
 	// "retry" until the row's next attempt succeeds) (ObserveStats).
 	MetricBlockedAggregates = "jitoutbox.outbox.blocked_aggregates"
+	// MetricScheduled is the number of scheduled events not yet due
+	// (counted in the backlog too) (ObserveStats).
+	MetricScheduled = "jitoutbox.outbox.scheduled"
 	// MetricLiveRelays is the number of live relay sessions on the table
 	// (ObserveStats).
 	MetricLiveRelays = "jitoutbox.outbox.live_relays"

@@ -262,7 +262,11 @@ func TestRelayMetricsWithRelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: agg, EventType: typ}); err != nil {
+		var delay time.Duration
+		if typ == "reminder" {
+			delay = time.Hour // scheduled: pending, never published in the test
+		}
+		if _, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: agg, EventType: typ, Delay: delay}); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil {
@@ -275,6 +279,7 @@ func TestRelayMetricsWithRelay(t *testing.T) {
 	add("4", "created", false)
 	add("5", "flaky", false)
 	add("6", "poison", false)
+	add("7", "reminder", false)
 
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
@@ -296,8 +301,8 @@ func TestRelayMetricsWithRelay(t *testing.T) {
 	defer reg.Unregister()
 
 	before := collect(t, reader)
-	if got := before.intSum(t, jitotel.MetricBacklog); got != 6 {
-		t.Errorf("backlog before the relay ran = %d, want 6", got)
+	if got := before.intSum(t, jitotel.MetricBacklog); got != 7 {
+		t.Errorf("backlog before the relay ran = %d, want 7", got)
 	}
 	if age, ok := before.floatGauge(t, jitotel.MetricOldestPendingAge); !ok || age <= 0 {
 		t.Errorf("oldest pending age before the relay ran = %v (observed %v), want > 0", age, ok)
@@ -311,7 +316,7 @@ func TestRelayMetricsWithRelay(t *testing.T) {
 		}
 		// Ownership and cleanup health while it runs: one live relay owns
 		// every partition, and its first cleanup run (at start) succeeded.
-		if s.Pending == 0 && s.Dead == 1 && s.LiveRelays == 1 && s.Partitions > 0 &&
+		if s.Pending == 1 && s.Scheduled == 1 && s.Dead == 1 && s.LiveRelays == 1 && s.Partitions > 0 &&
 			s.OwnedPartitions == s.Partitions && !s.LastCleanup.IsZero() && s.CleanupFailures == 0 {
 			if g := collect(t, reader).intSum(t, jitotel.MetricOwnedPartitions); g != int64(s.Partitions) {
 				t.Errorf("owned partitions gauge = %d, want %d", g, s.Partitions)
@@ -335,7 +340,8 @@ func TestRelayMetricsWithRelay(t *testing.T) {
 		{jitotel.MetricPublished, []attribute.KeyValue{critFalse}, 3},
 		{jitotel.MetricRetried, nil, 1},
 		{jitotel.MetricDead, []attribute.KeyValue{critFalse}, 1},
-		{jitotel.MetricBacklog, nil, 0},
+		{jitotel.MetricBacklog, nil, 1}, // the scheduled event
+		{jitotel.MetricScheduled, nil, 1},
 		{jitotel.MetricDeadRows, nil, 1},
 	} {
 		if got := after.intSum(t, tc.name, tc.attrs...); got != tc.want {

@@ -14,7 +14,7 @@ type StatsFunc func(ctx context.Context) (relay.Stats, error)
 
 // ObserveStats registers a callback that reports the backlog, the age of
 // the oldest pending event, the number of dead and published rows, the
-// blocked aggregates, the live relays and owned partitions, and cleanup's
+// blocked aggregates, the scheduled events not yet due, the live relays and owned partitions, and cleanup's
 // health (lag, rows past retention, last success, failures) from stats
 // (usually a relay's Stats method) each time the metrics are collected.
 // Each query is bounded by WithStatsTimeout; when it fails, nothing is
@@ -50,6 +50,7 @@ func (m *RelayMetrics) ObserveStats(stats StatsFunc) (metric.Registration, error
 // the backlog, the oldest pending age and the dead rows.
 type statsInstruments struct {
 	publishedRows, blocked, liveRelays, partitions, owned metric.Int64ObservableGauge
+	scheduled                                             metric.Int64ObservableGauge
 	pastRetention                                         metric.Int64ObservableGauge
 	cleanupLag, cleanupLast                               metric.Float64ObservableGauge
 	cleanupFailures                                       metric.Int64ObservableCounter
@@ -78,6 +79,7 @@ func newStatsInstruments(meter metric.Meter) (statsInstruments, error) {
 	}
 	si.publishedRows = gauge(MetricPublishedRows, "Published rows kept for Retention (an estimate above 10,000).", "{event}")
 	si.blocked = gauge(MetricBlockedAggregates, "Aggregates held back behind a failed row, by reason (dead, retry).", "{aggregate}")
+	si.scheduled = gauge(MetricScheduled, "Scheduled events not yet due (also in the backlog).", "{event}")
 	si.liveRelays = gauge(MetricLiveRelays, "Live relay sessions on the outbox table.", "{relay}")
 	si.partitions = gauge(MetricPartitions, "Partitions of the outbox table.", "{partition}")
 	si.owned = gauge(MetricOwnedPartitions, "Partitions owned by a live relay.", "{partition}")
@@ -93,7 +95,7 @@ func newStatsInstruments(meter metric.Meter) (statsInstruments, error) {
 }
 
 func (si statsInstruments) all() []metric.Observable {
-	return []metric.Observable{si.publishedRows, si.blocked, si.liveRelays, si.partitions, si.owned,
+	return []metric.Observable{si.publishedRows, si.blocked, si.scheduled, si.liveRelays, si.partitions, si.owned,
 		si.cleanupLag, si.pastRetention, si.cleanupLast, si.cleanupFailures}
 }
 
@@ -103,6 +105,7 @@ func (m *RelayMetrics) observeHealth(o metric.Observer, s relay.Stats) {
 	o.ObserveInt64(si.publishedRows, s.PublishedRows, m.base)
 	o.ObserveInt64(si.blocked, s.BlockedDead, m.blockedDead)
 	o.ObserveInt64(si.blocked, s.BlockedRetry, m.blockedRetry)
+	o.ObserveInt64(si.scheduled, s.Scheduled, m.base)
 	if s.Partitions > 0 { // the dialect reports ownership
 		o.ObserveInt64(si.liveRelays, int64(s.LiveRelays), m.base)
 		o.ObserveInt64(si.partitions, int64(s.Partitions), m.base)
