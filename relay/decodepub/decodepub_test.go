@@ -71,27 +71,8 @@ func TestDeadLettersUnknownKey(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	add := func(c *codec.Codec, agg string, payload string) string {
-		ob, err := txoutbox.New(db, d, txoutbox.WithPayloadEncoder(c), txoutbox.WithRelay(r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tx, err := ob.Begin(ctx, nil, txoutbox.TimeCritical())
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: agg, EventType: "paid", Payload: []byte(payload),
-			Headers: map[string]string{"tenant": "t1"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
-	unknown := add(newCodec(t, "k2", "k1"), "a", `{"secret":"unknown key"}`)
-	known := add(newCodec(t, "k1"), "b", `{"secret":"known key"}`)
+	unknown := addEvent(ctx, t, db, d, r, newCodec(t, "k2", "k1"), "a", `{"secret":"unknown key"}`)
+	known := addEvent(ctx, t, db, d, r, newCodec(t, "k1"), "b", `{"secret":"known key"}`)
 
 	msgs := outboxtest.WaitPublished(ctx, t, rec, known)
 	if m := msgs[0]; string(m.Payload) != `{"secret":"known key"}` || m.ContentType != txoutbox.ContentTypeJSON ||
@@ -114,6 +95,29 @@ func TestDeadLettersUnknownKey(t *testing.T) {
 	if !bytes.Equal(dl.Payload, row.Payload) || dl.Headers[codec.HeaderEncoding] != "aes-256-gcm:k2" {
 		t.Fatalf("dead letter: %d bytes, headers %v; want the stored ciphertext", len(dl.Payload), dl.Headers)
 	}
+}
+
+// addEvent commits one JSON event of aggregate "order" agg, with the
+// header tenant=t1, encoded by c, handed to r, and returns its id.
+func addEvent(ctx context.Context, t *testing.T, db *sql.DB, d dialects.Dialect, r *relay.Relay, c *codec.Codec, agg, payload string) string {
+	t.Helper()
+	ob, err := txoutbox.New(db, d, txoutbox.WithPayloadEncoder(c), txoutbox.WithRelay(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := ob.Begin(ctx, nil, txoutbox.TimeCritical())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: agg, EventType: "paid", Payload: []byte(payload),
+		Headers: map[string]string{"tenant": "t1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 func waitDead(ctx context.Context, t *testing.T, d dialects.Dialect, db *sql.DB, id string) dialects.Row {

@@ -1,5 +1,7 @@
 // Package inboxtest helps the adapter packages' tests: an Inbox on a SQLite
-// file and a check that a message applies once.
+// file, a check that a message applies once, and the end-to-end check of
+// encrypted payloads (PublishEncrypted, then Encrypted.Check) every broker
+// runs.
 package inboxtest
 
 import (
