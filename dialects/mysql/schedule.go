@@ -24,14 +24,9 @@ func (d *Dialect) Now(ctx context.Context, q dialects.Querier) (time.Time, error
 // (hold.sql, per maxList ids) in the insert's transaction; no statement
 // when there is none.
 func (d *Dialect) holdAggregates(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
-	if !sqlkit.AnyHolds(events) {
+	ids := sqlkit.HeldIDs(events)
+	if len(ids) == 0 {
 		return nil
-	}
-	var ids []string
-	for i := range events {
-		if events[i].Holds() {
-			ids = append(ids, events[i].ID)
-		}
 	}
 	_, err := inBatches(ctx, q, "hold scheduled events", d.hold, "ids", ids)
 	return err

@@ -24,14 +24,9 @@ func (d *Dialect) Now(ctx context.Context, q dialects.Querier) (time.Time, error
 // holdAggregates writes the holds of events' ordered scheduled events
 // (hold.sql) in the insert's transaction; no statement when there is none.
 func (d *Dialect) holdAggregates(ctx context.Context, q dialects.Execer, events []dialects.Event) error {
-	if !sqlkit.AnyHolds(events) {
+	ids := sqlkit.HeldIDs(events)
+	if len(ids) == 0 {
 		return nil
-	}
-	var ids []string
-	for i := range events {
-		if events[i].Holds() {
-			ids = append(ids, events[i].ID)
-		}
 	}
 	if _, err := sqlkit.Exec(ctx, q, d.hold, sql.Named("ids", textArray(ids))); err != nil {
 		return fmt.Errorf("postgres: hold %d scheduled events: %w", len(ids), err)

@@ -29,14 +29,9 @@ func (d *Dialect) Now(ctx context.Context, q dialects.Querier) (time.Time, error
 // holdAggregates writes the holds of events' ordered scheduled events
 // (hold.sql), inserted at now; no statement when there is none.
 func (d *Dialect) holdAggregates(ctx context.Context, q dialects.Execer, events []dialects.Event, now time.Time) error {
-	if !sqlkit.AnyHolds(events) {
+	ids := sqlkit.HeldIDs(events)
+	if len(ids) == 0 {
 		return nil
-	}
-	var ids []string
-	for i := range events {
-		if events[i].Holds() {
-			ids = append(ids, events[i].ID)
-		}
 	}
 	js, err := sqlkit.JSONStrings(ids)
 	if err != nil {

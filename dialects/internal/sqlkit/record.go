@@ -158,15 +158,17 @@ func HeldAfter(events []dialects.Event) []bool {
 	return out
 }
 
-// AnyHolds reports whether one of events holds its aggregate
-// (dialects.Event.Holds): only then does an insert write holds.
-func AnyHolds(events []dialects.Event) bool {
+// HeldIDs returns the ids of the events that hold their aggregate
+// (Event.Holds: ordered scheduled events), nil when none does: the insert
+// then writes no hold.
+func HeldIDs(events []dialects.Event) []string {
+	var ids []string
 	for i := range events {
 		if events[i].Holds() {
-			return true
+			ids = append(ids, events[i].ID)
 		}
 	}
-	return false
+	return ids
 }
 
 // DeliverAt returns the due time of a scheduled event inserted at now by
