@@ -9,6 +9,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/jitoutbox/jitoutbox/codec"
 	"github.com/jitoutbox/jitoutbox/dialects/sqlite"
@@ -326,4 +327,57 @@ func ExampleWithPayloadEncoder() {
 	// application/octet-stream aes-256-gcm:2026-11 application/json
 	// plaintext in the row: false
 	// {"pan":"4111 1111 1111 1111"} <nil>
+}
+
+// A reminder scheduled a day after the order is placed, and cancelled in
+// the transaction that cancels the order: the relay never publishes it.
+func ExampleOutbox_Cancel() {
+	db, dialect, closeDB := openExampleDB()
+	defer closeDB()
+	ctx := context.Background()
+	ob, err := txoutbox.New(db, dialect)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	tx, err := ob.Begin(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback()
+	reminder, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: "42", EventType: "order.reminder",
+		Payload: []byte(`{"order":42}`), Delay: 24 * time.Hour}) // due by the database's clock
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+	st, err := dialect.Stats(ctx, db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("scheduled:", st.Scheduled)
+
+	tx, err = ob.Begin(ctx, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer tx.Rollback()
+	// ... the service's own UPDATE orders SET state = 'cancelled' ...
+	cancelled, err := tx.Cancel(reminder)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		log.Fatal(err)
+	}
+	st, err = dialect.Stats(ctx, db)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("cancelled:", len(cancelled) == 1 && cancelled[0] == reminder, "scheduled:", st.Scheduled, "pending:", st.Pending)
+	// Output:
+	// scheduled: 1
+	// cancelled: true scheduled: 0 pending: 0
 }
