@@ -425,10 +425,14 @@ type Dialect interface {
 	// Now reads the database's clock (UTC). Relays measure their offset to it:
 	// due times are the database's.
 	Now(ctx context.Context, q Querier) (time.Time, error)
-	// NextDue returns the earliest DeliverAt after now of the pending
-	// scheduled rows of the partitions (ok false when there is none). One
-	// indexed statement whatever the number of scheduled rows.
-	NextDue(ctx context.Context, db *sql.DB, parts []int, now time.Time) (due time.Time, ok bool, err error)
+	// NextDue returns the earliest distinct DeliverAt times after `after`
+	// of the pending scheduled rows of the partitions, in order, at most
+	// limit of them (none: an empty slice). One indexed statement whatever
+	// the number of scheduled rows. A relay passes the time its last read
+	// covered, so that a row that fell due since is found too, and keeps a
+	// few times ahead so that a stream of due rows costs one look-up per
+	// limit rows, not one per row.
+	NextDue(ctx context.Context, db *sql.DB, parts []int, after time.Time, limit int) ([]time.Time, error)
 	// Cancel deletes the rows with the given ids that are scheduled, pending,
 	// never attempted and not yet due by the database's clock, and returns the
 	// ids it deleted (others are left alone: unknown, already due, published,

@@ -44,8 +44,9 @@ type run struct {
 	loopDone    chan struct{}
 
 	// Read lane state, touched only by the publish loop's goroutine.
-	active     []int  // partitions published now, sorted
-	readTicket uint64 // the mark queue's ticket of the read lane's last batch
+	active     []int     // partitions published now, sorted
+	readNow    time.Time // the clock of the last read from the start (the database's)
+	readTicket uint64    // the mark queue's ticket of the read lane's last batch
 	dbFailing  bool
 	dbErrCount int
 	dbLoggedAt time.Time
@@ -189,9 +190,7 @@ func (rn *run) loop(ctx context.Context) {
 	// lookDue looks up the next due time of scheduled events (rate-limited)
 	// and sets the retry timer for the earliest of it and the retries.
 	lookDue := func() {
-		if t, ok := due.run(ctx, rn); ok {
-			sched.Add(t)
-		}
+		sched.AddAll(due.run(ctx, rn))
 		if next, ok := sched.Next(rn.clock.now()); ok {
 			retry.Reset(next)
 		}
@@ -380,6 +379,9 @@ func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
 			chain = dialects.ReadRequest{Partitions: rn.active, Now: rn.clock.now(),
 				Limit: rn.r.cfg.BatchSize + min(rn.marks.Unmarked(), markAhead*rn.r.cfg.BatchSize)}
 			rr = <-rn.startRead(ctx, chain)
+			if rr.err == nil {
+				rn.readNow = chain.Now
+			}
 			chain.Horizon = rr.Horizon
 			clear(held)
 			kept = 0

@@ -14,6 +14,17 @@ import (
 // turn into one extra statement per cycle.
 const dueCheckEvery = 50 * time.Millisecond
 
+// nextDueLimit is how many due times one look-up returns: a stream of
+// scheduled rows falling due one after the other costs one look-up per
+// nextDueLimit rows.
+const nextDueLimit = 16
+
+// dueMargin is added to a due time before the timer waits for it. Due
+// times are kept to the microsecond on every database and the run's clock
+// is never ahead of the database's (dbClock.sync), so it only covers the
+// rounding of a time to microseconds.
+const dueMargin = 50 * time.Microsecond
+
 // clockSyncEvery is how often a run measures its clock's offset to the
 // database's. Clocks drift by parts per million: a minute keeps the error
 // far below a millisecond.
@@ -81,30 +92,35 @@ type dueCheck struct {
 	timer *time.Timer
 }
 
-// run looks up the next due time when one is wanted and the last lookup is
-// old enough; otherwise it arms the timer for when it will be. It returns
-// the time a cycle must run (the due time plus retryMargin) and true when
-// there is one.
-func (dc *dueCheck) run(ctx context.Context, rn *run) (time.Time, bool) {
+// run looks up the next due times when one is wanted and the last look-up
+// is old enough; otherwise it arms the timer for when it will be. It
+// returns the times a cycle must run: due times after the time the read
+// lane's last read from the start covered (a row that fell due since was
+// not read), each plus dueMargin.
+func (dc *dueCheck) run(ctx context.Context, rn *run) []time.Time {
 	if !dc.dirty || len(rn.active) == 0 {
-		return time.Time{}, false
+		return nil
 	}
 	if wait := dueCheckEvery - time.Since(dc.last); wait > 0 {
 		dc.timer.Reset(wait)
-		return time.Time{}, false
+		return nil
 	}
 	dc.dirty, dc.last = false, time.Now()
-	due, ok, err := rn.r.d.NextDue(ctx, rn.r.db, rn.active, rn.clock.now())
+	after := rn.readNow
+	if after.IsZero() {
+		after = rn.clock.now()
+	}
+	due, err := rn.r.d.NextDue(ctx, rn.r.db, rn.active, after, nextDueLimit)
 	if err != nil {
 		// The poll looks again; a persisting database error shows in reads.
 		if ctx.Err() == nil {
 			rn.r.cfg.Logger.DebugContext(ctx, "jitoutbox relay: next due time", "owner", rn.r.cfg.Owner, "err", err)
 			dc.dirty = true
 		}
-		return time.Time{}, false
+		return nil
 	}
-	if !ok {
-		return time.Time{}, false
+	for i := range due {
+		due[i] = due[i].Add(dueMargin)
 	}
-	return due.Add(retryMargin), true
+	return due
 }

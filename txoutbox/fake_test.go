@@ -171,8 +171,8 @@ func (r *fakeRelay) snapshot() []txoutbox.Commit {
 func (d *fakeDialect) Now(context.Context, dialects.Querier) (time.Time, error) {
 	return time.Time{}, errNotImplemented
 }
-func (d *fakeDialect) NextDue(context.Context, *sql.DB, []int, time.Time) (time.Time, bool, error) {
-	return time.Time{}, false, errNotImplemented
+func (d *fakeDialect) NextDue(context.Context, *sql.DB, []int, time.Time, int) ([]time.Time, error) {
+	return nil, errNotImplemented
 }
 func (d *fakeDialect) Cancel(context.Context, dialects.Querier, []string) ([]string, error) {
 	return nil, errNotImplemented

@@ -207,39 +207,57 @@ func testScheduleHoldReplaced(t *testing.T, tgt Target) {
 	}
 }
 
-// testNextDue: NextDue returns the earliest due time after now of the
-// scheduled pending rows of the given partitions only; none (ok false)
-// without such rows; due and plain rows do not count.
+// testNextDue: NextDue returns the earliest distinct due times after a
+// time of the scheduled pending rows of the given partitions only, up to
+// its limit; none without such rows; due and plain rows do not count.
 func testNextDue(t *testing.T, tgt Target) {
 	e := setup(t, tgt)
 	now := e.now()
-	if _, ok, err := e.d.NextDue(e.ctx, e.db, e.all(), now); err != nil || ok {
-		t.Fatalf("NextDue of an empty table: ok %v, %v", ok, err)
+	if got, err := e.d.NextDue(e.ctx, e.db, e.all(), now, 8); err != nil || len(got) != 0 {
+		t.Fatalf("NextDue of an empty table: %v, %v", got, err)
 	}
 	a0, a1 := e.aggIn(0, 1, "p0-")[0], e.aggIn(1, 1, "p1-")[0]
 	past := e.event("agg", a0)
 	past.NotBefore = now.Add(-time.Minute)
 	late, soon := e.scheduled(a0, time.Hour), e.scheduled(a1, time.Minute)
-	e.insert(past, e.event("agg", a1), late, soon)
+	// twin is due with soon (same NotBefore): one time for both.
+	twin := e.scheduled(a1, 0)
+	twin.NotBefore = now.Add(time.Hour)
+	twin2 := e.scheduled(a0, 0)
+	twin2.NotBefore = twin.NotBefore
+	e.insert(past, e.event("agg", a1), late, soon, twin, twin2)
 	now = e.now()
-	dueLate, dueSoon := e.get(late.ID).DeliverAt, e.get(soon.ID).DeliverAt
-	check := func(what string, parts []int, at time.Time, want time.Time) {
+	dueLate, dueSoon, dueTwin := e.get(late.ID).DeliverAt, e.get(soon.ID).DeliverAt, e.get(twin.ID).DeliverAt
+	first, second := dueLate, dueTwin
+	if dueTwin.Before(dueLate) {
+		first, second = dueTwin, dueLate
+	}
+	check := func(what string, parts []int, after time.Time, limit int, want ...time.Time) {
 		t.Helper()
-		got, ok, err := e.d.NextDue(e.ctx, e.db, parts, at)
+		got, err := e.d.NextDue(e.ctx, e.db, parts, after, limit)
 		if err != nil {
 			t.Fatalf("NextDue %s: %v", what, err)
 		}
-		if ok != !want.IsZero() || !got.Equal(want) {
-			t.Fatalf("NextDue %s: %v (ok %v), want %v", what, got, ok, want)
+		if len(got) != len(want) {
+			t.Fatalf("NextDue %s: %v, want %v", what, got, want)
+		}
+		for i := range got {
+			if !got[i].Equal(want[i]) {
+				t.Fatalf("NextDue %s: %v, want %v", what, got, want)
+			}
 		}
 	}
-	check("all", e.all(), now, dueSoon)
-	check("partition 0", []int{0}, now, dueLate)
-	check("partition 1", []int{1}, now, dueSoon)
-	check("partitions 2, 3", []int{2, 3}, now, time.Time{})
-	check("no partitions", nil, now, time.Time{})
-	check("after soon", e.all(), dueSoon, dueLate)
-	check("after both", e.all(), dueLate, time.Time{})
+	check("all", e.all(), now, 8, dueSoon, first, second)
+	check("all, limit 1", e.all(), now, 1, dueSoon)
+	check("partition 0", []int{0}, now, 8, first, second)
+	check("partition 1", []int{1}, now, 8, dueSoon, dueTwin)
+	check("partitions 2, 3", []int{2, 3}, now, 8)
+	check("no partitions", nil, now, 8)
+	check("after soon", e.all(), dueSoon, 8, first, second)
+	check("after all", e.all(), second, 8)
+	// A row already due is found when after is before its time: the relay
+	// passes the time its last read covered.
+	check("from before soon", []int{1}, dueSoon.Add(-time.Microsecond), 1, dueSoon)
 }
 
 // testCancel: Cancel deletes a scheduled row not yet due and lifts its

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -34,21 +33,19 @@ func (d *Dialect) holdAggregates(ctx context.Context, q dialects.Execer, events 
 	return nil
 }
 
-// NextDue returns the earliest due time after now of the scheduled pending
-// rows of parts (next_due.sql: one walk of deliver_idx).
-func (d *Dialect) NextDue(ctx context.Context, db *sql.DB, parts []int, now time.Time) (time.Time, bool, error) {
-	if len(parts) == 0 {
-		return time.Time{}, false, nil
+// NextDue returns the earliest distinct due times after `after` of the
+// scheduled pending rows of parts, up to limit (next_due.sql: one walk of
+// deliver_idx).
+func (d *Dialect) NextDue(ctx context.Context, db *sql.DB, parts []int, after time.Time, limit int) ([]time.Time, error) {
+	if len(parts) == 0 || limit <= 0 {
+		return nil, nil
 	}
-	var due sqlkit.NullTime
-	err := sqlkit.QueryRow(ctx, db, d.nextDue, sql.Named("now", sqlkit.UTC(now)), sql.Named("parts", partArray(parts))).Scan(&due)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, false, nil
-	}
+	due, err := sqlkit.QueryTimes(ctx, db, d.nextDue, sql.Named("after", sqlkit.UTC(after)),
+		sql.Named("parts", partArray(parts)), sql.Named("limit", limit))
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("postgres: next due: %w", err)
+		return nil, fmt.Errorf("postgres: next due: %w", err)
 	}
-	return due.Time, due.Valid, nil
+	return due, nil
 }
 
 // Cancel deletes the rows ids that are scheduled, pending, never attempted

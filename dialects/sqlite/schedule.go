@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -43,22 +42,19 @@ func (d *Dialect) holdAggregates(ctx context.Context, q dialects.Execer, events 
 	return nil
 }
 
-// NextDue returns the earliest due time after now of the scheduled pending
-// rows of parts (next_due.sql: one walk of deliver_idx).
-func (d *Dialect) NextDue(ctx context.Context, db *sql.DB, parts []int, now time.Time) (time.Time, bool, error) {
-	if len(parts) == 0 {
-		return time.Time{}, false, nil
+// NextDue returns the earliest distinct due times after `after` of the
+// scheduled pending rows of parts, up to limit (next_due.sql: one walk of
+// deliver_idx).
+func (d *Dialect) NextDue(ctx context.Context, db *sql.DB, parts []int, after time.Time, limit int) ([]time.Time, error) {
+	if len(parts) == 0 || limit <= 0 {
+		return nil, nil
 	}
-	var due sqlkit.NullTime
-	err := sqlkit.QueryRow(ctx, db, d.nextDue, sql.Named("now", micros(sqlkit.UTC(now))),
-		sql.Named("parts", jsonParts(parts))).Scan(&due)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, false, nil
-	}
+	due, err := sqlkit.QueryTimes(ctx, db, d.nextDue, sql.Named("after", micros(sqlkit.UTC(after))),
+		sql.Named("parts", jsonParts(parts)), sql.Named("limit", limit))
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("sqlite: next due: %w", err)
+		return nil, fmt.Errorf("sqlite: next due: %w", err)
 	}
-	return due.Time, due.Valid, nil
+	return due, nil
 }
 
 // Cancel deletes the rows ids that are scheduled, pending, never attempted

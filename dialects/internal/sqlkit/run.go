@@ -3,6 +3,7 @@ package sqlkit
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -47,4 +48,25 @@ func QueryRow(ctx context.Context, r dialects.Querier, q *Query, args ...sql.Nam
 		return Row{err: err}
 	}
 	return Row{row: r.QueryRowContext(ctx, text, vals...)}
+}
+
+// QueryTimes runs q and returns the first column of its rows as times
+// (NullTime's decoding; NULLs are left out).
+func QueryTimes(ctx context.Context, r dialects.Querier, q *Query, args ...sql.NamedArg) ([]time.Time, error) {
+	rows, err := QueryRows(ctx, r, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []time.Time
+	for rows.Next() {
+		var t NullTime
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		if t.Valid {
+			out = append(out, t.Time)
+		}
+	}
+	return out, rows.Err()
 }

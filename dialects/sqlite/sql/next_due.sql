@@ -1,8 +1,9 @@
--- The earliest due time after @now of the scheduled pending rows of @parts:
--- a walk of deliver_idx from @now that stops at the first row of @parts.
-SELECT o.deliver_at
+-- The earliest @limit distinct due times after @after of the scheduled
+-- pending rows of @parts: a walk of deliver_idx from @after that stops at
+-- the limit.
+SELECT DISTINCT o.deliver_at
 FROM {{table}} o
-WHERE o.state = 0 AND o.deliver_at IS NOT NULL AND o.deliver_at > @now
+WHERE o.state = 0 AND o.deliver_at IS NOT NULL AND o.deliver_at > @after
   AND +o.part IN (SELECT value FROM json_each(@parts))
 ORDER BY o.deliver_at
-LIMIT 1
+LIMIT @limit

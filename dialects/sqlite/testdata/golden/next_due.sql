@@ -1,14 +1,14 @@
 -- table: outbox
-SELECT o.deliver_at
+SELECT DISTINCT o.deliver_at
 FROM outbox o
 WHERE o.state = 0 AND o.deliver_at IS NOT NULL AND o.deliver_at > ?1
   AND +o.part IN (SELECT value FROM json_each(?2))
 ORDER BY o.deliver_at
-LIMIT 1
+LIMIT ?3
 -- table: jit_outbox
-SELECT o.deliver_at
+SELECT DISTINCT o.deliver_at
 FROM jit_outbox o
 WHERE o.state = 0 AND o.deliver_at IS NOT NULL AND o.deliver_at > ?1
   AND +o.part IN (SELECT value FROM json_each(?2))
 ORDER BY o.deliver_at
-LIMIT 1
+LIMIT ?3
