@@ -39,7 +39,8 @@ var (
 // countedDB opens an isolated database of the named kind, migrated, whose
 // connections go through a counting driver (internal/sqlcount).
 func countedDB(b *testing.B, name string) (*benchDB, *sqlcount.Counter) {
-	_, d, dsn := openDBDSN(b, name, 16)
+	raw, d, dsn := openDBDSN(b, name, 16)
+	raw.SetMaxIdleConns(0) // only the counted pool keeps connections
 	driver := map[string]string{"postgres": "postgres", "postgres-pgx": "pgx", "mysql": "mysql", "sqlite": "sqlite"}[name]
 	counter := &sqlcount.Counter{}
 	db, err := sqlcount.Open(driver, dsn, counter)
@@ -56,16 +57,15 @@ func countedDB(b *testing.B, name string) (*benchDB, *sqlcount.Counter) {
 	return &benchDB{name: name, db: db, dialect: d}, counter
 }
 
-// seedScheduled writes n events round-robin over aggs aggregates, 5,000 per
-// transaction through the dialect's Insert; schedule sets the i-th event's
-// NotBefore or Delay (nil: an ordinary backlog).
-func seedScheduled(b *testing.B, bd *benchDB, n, aggs int, schedule func(i int, ev *dialects.Event)) {
+// seedScheduled writes n events round-robin over aggs aggregates, perTx
+// per transaction through the dialect's Insert; schedule sets the i-th
+// event's NotBefore or Delay (nil: an ordinary backlog).
+func seedScheduled(b *testing.B, bd *benchDB, n, aggs, perTx int, schedule func(i int, ev *dialects.Event)) {
 	ctx := context.Background()
 	parts, err := bd.dialect.Partitions(ctx, bd.db)
 	if err != nil {
 		b.Fatal(err)
 	}
-	const perTx = 5000
 	events := make([]dialects.Event, 0, perTx)
 	for done := 0; done < n; {
 		events = events[:0]
@@ -150,7 +150,7 @@ func BenchmarkScheduledIdle(b *testing.B) {
 				emptyTable(b, bd, time.Now())
 				empty, emptyStart := schedIdleWindow(b, bd, counter, pub)
 				n := *schedRows
-				seedScheduled(b, bd, n, 10_000, func(i int, ev *dialects.Event) {
+				seedScheduled(b, bd, n, 10_000, 5000, func(i int, ev *dialects.Event) {
 					ev.Delay = time.Hour + time.Duration(i)*time.Hour/time.Duration(n)
 				})
 				st, err := bd.dialect.Stats(context.Background(), bd.db)
@@ -403,7 +403,6 @@ func schedDueCase(b *testing.B, bd *benchDB, dsn string, js, subJS jetstream.Jet
 func BenchmarkScheduledDrain(b *testing.B) {
 	for _, dbName := range strings.Split(*schedDBs, ",") {
 		b.Run(dbName+"/jetstream", func(b *testing.B) {
-			bd, counter := countedDB(b, dbName)
 			nc, js := benchJetStream(b)
 			n := *schedEvents
 			var (
@@ -426,10 +425,10 @@ func BenchmarkScheduledDrain(b *testing.B) {
 						var s int64
 						if kind == 0 {
 							var first time.Duration
-							d, s, first, seedTime = schedDrainScheduled(b, bd, counter, pub, n, seedTime)
+							d, s, first, seedTime = schedDrainScheduled(b, dbName, pub, n, seedTime)
 							firstAfter = append(firstAfter, float64(first)/1e6)
 						} else {
-							d, s = schedDrainOrdinary(b, bd, counter, pub, n)
+							d, s = schedDrainOrdinary(b, dbName, pub, n)
 						}
 						spent[kind] += d
 						stmts[kind] += s
@@ -454,12 +453,16 @@ func BenchmarkScheduledDrain(b *testing.B) {
 	}
 }
 
-// schedDrainOrdinary seeds n unscheduled events, drains them with one relay
-// and returns the time from its start to the last publish and the
-// statements it sent meanwhile.
-func schedDrainOrdinary(b *testing.B, bd *benchDB, counter *sqlcount.Counter, pub relay.Publisher, n int) (time.Duration, int64) {
-	emptyTable(b, bd, time.Now())
-	seedScheduled(b, bd, n, *schedAggs, nil)
+// schedDrainOrdinary seeds n unscheduled events in a fresh database,
+// drains them with one relay and returns the time from its start to the
+// last publish and the statements it sent meanwhile.
+func schedDrainOrdinary(b *testing.B, dbName string, pub relay.Publisher, n int) (time.Duration, int64) {
+	bd, counter := countedDB(b, dbName)
+	defer bd.db.Close() // the next drain has its own database
+	t0 := time.Now()
+	seedScheduled(b, bd, n, *schedAggs, 1000, nil)
+	analyze(b, bd)
+	b.Logf("ordinary drain: %d events written in %v", n, time.Since(t0).Round(time.Millisecond))
 	pc := &publishedCounter{target: int64(n), done: make(chan struct{})}
 	stop := schedStartRelay(b, bd, pub, pc)
 	defer stop()
@@ -468,23 +471,26 @@ func schedDrainOrdinary(b *testing.B, bd *benchDB, counter *sqlcount.Counter, pu
 	return time.Since(start), counter.Total() - before
 }
 
-// schedDrainScheduled seeds n events all due at one moment far enough ahead
-// for the writes (prevSeed, the last seeding's duration, sizes it) to end
-// and the relay to start and go idle before it; it returns the time from
-// the due time to the last publish, the statements the relay sent from its
-// start to then, how long after the due time the first batch was published,
-// and this seeding's duration.
-func schedDrainScheduled(b *testing.B, bd *benchDB, counter *sqlcount.Counter, pub relay.Publisher, n int, prevSeed time.Duration) (span time.Duration, stmts int64, first, seedTime time.Duration) {
+// schedDrainScheduled seeds n events in a fresh database, all due at one
+// moment far enough ahead for the writes (prevSeed, the last seeding's
+// duration, sizes it) to end and the relay to start and go idle before it;
+// it returns the time from the due time to the last publish, the
+// statements the relay sent from its start to then, how long after the due
+// time the first batch was published, and this seeding's duration.
+func schedDrainScheduled(b *testing.B, dbName string, pub relay.Publisher, n int, prevSeed time.Duration) (span time.Duration, stmts int64, first, seedTime time.Duration) {
+	bd, counter := countedDB(b, dbName)
+	defer bd.db.Close() // the next drain has its own database
 	offset, _ := dbOffset(b, bd)
-	emptyTable(b, bd, time.Now().Add(offset))
-	lead := 3*time.Second + 2*prevSeed
+	lead := 3*time.Second + prevSeed*3/2
 	if prevSeed == 0 {
-		lead = 3*time.Second + time.Duration(n)*time.Second/5000
+		lead = 3*time.Second + time.Duration(n)*time.Second/2000
 	}
 	t0 := time.Now()
 	due := t0.Add(offset + lead).UTC().Truncate(time.Microsecond)
-	seedScheduled(b, bd, n, *schedAggs, func(_ int, ev *dialects.Event) { ev.NotBefore = due })
+	seedScheduled(b, bd, n, *schedAggs, 1000, func(_ int, ev *dialects.Event) { ev.NotBefore = due })
+	analyze(b, bd)
 	seedTime = time.Since(t0)
+	b.Logf("scheduled drain: %d events written in %v", n, seedTime.Round(time.Millisecond))
 	pc := &publishedCounter{target: int64(n), done: make(chan struct{})}
 	fh := &firstHook{publishedCounter: pc}
 	stop := schedStartRelay(b, bd, pub, fh)
@@ -503,6 +509,19 @@ func schedDrainScheduled(b *testing.B, bd *benchDB, counter *sqlcount.Counter, p
 		b.Fatalf("scheduled drain: the first batch was published %v before its due time", -first)
 	}
 	return end.Sub(due), stmts, first, seedTime
+}
+
+// analyze refreshes the table's statistics after seeding, as seed does.
+func analyze(b *testing.B, bd *benchDB) {
+	q := map[string]string{"postgres": "ANALYZE ", "postgres-pgx": "ANALYZE ", "mysql": "ANALYZE TABLE "}[bd.name]
+	if q == "" {
+		return
+	}
+	rows, err := bd.db.QueryContext(context.Background(), q+bd.dialect.Table())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rows.Close()
 }
 
 // firstHook is a publishedCounter that also records when the first batch
