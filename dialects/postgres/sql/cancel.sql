@@ -6,7 +6,7 @@
 -- snapshot still sees the deleted rows: the check leaves them out by seq.
 WITH c AS (
     DELETE FROM {{table}} o
-    WHERE o.id = ANY (@ids::text::uuid[])
+    WHERE o.id IN (SELECT unnest(@ids::text::uuid[]))
       AND o.state = 0 AND o.attempts = 0 AND o.deliver_at IS NOT NULL AND o.deliver_at > now()
     RETURNING o.id, o.seq, o.part, o.aggregate_type, o.aggregate_id
 ), ended AS (

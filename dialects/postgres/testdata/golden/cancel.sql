@@ -1,7 +1,7 @@
 -- table: outbox
 WITH c AS (
     DELETE FROM outbox o
-    WHERE o.id = ANY ($1::text::uuid[])
+    WHERE o.id IN (SELECT unnest($1::text::uuid[]))
       AND o.state = 0 AND o.attempts = 0 AND o.deliver_at IS NOT NULL AND o.deliver_at > now()
     RETURNING o.id, o.seq, o.part, o.aggregate_type, o.aggregate_id
 ), ended AS (
@@ -22,7 +22,7 @@ SELECT c.id::text FROM c
 -- table: app.jit_outbox
 WITH c AS (
     DELETE FROM app.jit_outbox o
-    WHERE o.id = ANY ($1::text::uuid[])
+    WHERE o.id IN (SELECT unnest($1::text::uuid[]))
       AND o.state = 0 AND o.attempts = 0 AND o.deliver_at IS NOT NULL AND o.deliver_at > now()
     RETURNING o.id, o.seq, o.part, o.aggregate_type, o.aggregate_id
 ), ended AS (

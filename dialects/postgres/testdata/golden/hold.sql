@@ -2,7 +2,7 @@
 INSERT INTO outbox_held AS h (part, aggregate_type, aggregate_id, seq, until)
 SELECT o.part, o.aggregate_type, o.aggregate_id, min(o.seq), max(o.deliver_at)
 FROM outbox o
-WHERE o.id = ANY ($1::text::uuid[])
+WHERE o.id IN (SELECT unnest($1::text::uuid[]))
 GROUP BY o.part, o.aggregate_type, o.aggregate_id
 ON CONFLICT (part, aggregate_type, aggregate_id) DO UPDATE
 SET seq = CASE WHEN h.until <= now() THEN excluded.seq ELSE least(h.seq, excluded.seq) END,
@@ -11,7 +11,7 @@ SET seq = CASE WHEN h.until <= now() THEN excluded.seq ELSE least(h.seq, exclude
 INSERT INTO app.jit_outbox_held AS h (part, aggregate_type, aggregate_id, seq, until)
 SELECT o.part, o.aggregate_type, o.aggregate_id, min(o.seq), max(o.deliver_at)
 FROM app.jit_outbox o
-WHERE o.id = ANY ($1::text::uuid[])
+WHERE o.id IN (SELECT unnest($1::text::uuid[]))
 GROUP BY o.part, o.aggregate_type, o.aggregate_id
 ON CONFLICT (part, aggregate_type, aggregate_id) DO UPDATE
 SET seq = CASE WHEN h.until <= now() THEN excluded.seq ELSE least(h.seq, excluded.seq) END,
