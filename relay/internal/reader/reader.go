@@ -67,8 +67,8 @@ type Marks interface {
 	Idle()
 }
 
-// Ownership is the read lane's view of the partitions it publishes. Its
-// calls take no lock (KeepRead calls Owns under the sequencer's).
+// Ownership is the read lane's view of the partitions it publishes. Owns
+// takes no lock: KeepRead calls it under the sequencer's.
 type Ownership interface {
 	// Owned returns the partitions published now, sorted.
 	Owned() []int
@@ -197,7 +197,8 @@ func New(cfg Config) *Reader {
 // be in flight meanwhile.
 //
 // When the reads end, Next returns no batch and the Exit, with no read in
-// flight; the next call starts anew with a read from the start.
+// flight; the next call starts anew with a read from the start. With a
+// batch, the Exit is zero.
 func (r *Reader) Next(ctx context.Context) ([]dialects.Record, Exit) {
 	if r.afterBatch {
 		r.afterBatch = false
