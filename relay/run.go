@@ -9,6 +9,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
+	"github.com/jitoutbox/jitoutbox/relay/internal/reader"
 	"github.com/jitoutbox/jitoutbox/relay/internal/retries"
 	"github.com/jitoutbox/jitoutbox/relay/internal/sequencer"
 )
@@ -35,8 +36,9 @@ type run struct {
 		// read. Buffer of one: at most one read in flight and one queued.
 		critical chan struct{}
 	}
-	own   *owner
-	marks *marker.Marker
+	own    *owner
+	marks  *marker.Marker
+	reader *reader.Reader // the read lane's chain of reads
 	// fastRetries carries the retry times of the hand-over lane's failures
 	// to the read lane, which owns the retry schedule.
 	fastRetries *retries.Box
@@ -44,9 +46,8 @@ type run struct {
 	loopDone    chan struct{}
 
 	// Read lane state, touched only by the publish loop's goroutine.
-	active     []int     // partitions published now, sorted
-	readNow    time.Time // the clock of the last read from the start (the database's)
-	readTicket uint64    // the mark queue's ticket of the read lane's last batch
+	active     []int  // partitions published now, sorted
+	readTicket uint64 // the mark queue's ticket of the read lane's last batch
 	dbFailing  bool
 	dbErrCount int
 	dbLoggedAt time.Time
@@ -86,6 +87,14 @@ func newRun(r *Relay, parts int) *run {
 	rn.clock.clock = r.cfg.Clock
 	rn.fastRetries = retries.NewBox()
 	rn.marks = marker.New(rn, marker.Linger)
+	rn.reader = reader.New(reader.Config{
+		Read: func(ctx context.Context, req dialects.ReadRequest) (dialects.ReadResult, error) {
+			return r.d.Read(ctx, r.db, req)
+		},
+		Seq: rn.seq, Marks: rn.marks, Own: readOwnership{rn},
+		Now:       func() time.Time { return rn.clock.now() },
+		BatchSize: r.cfg.BatchSize, MarkAhead: markAhead,
+	})
 	rn.own = &owner{r: r, parts: parts, updates: rn.updates, loopDone: rn.loopDone, watchSig: make(chan struct{}, 1),
 		changeSig:  make(chan struct{}, 1),
 		validUntil: &rn.validUntil, lastBatch: &rn.lastBatch}
@@ -311,154 +320,47 @@ func (rn *run) cycle(ctx context.Context) cycleResult {
 	return res
 }
 
-// readResult is one read's outcome.
-type readResult struct {
-	dialects.ReadResult
-	limit int // the rows asked for
-	err   error
-}
-
-// startRead reads as req asks on a goroutine: a read from the start, or a
-// read ahead that overlaps the database's read with the broker's
-// acknowledgements of the batch in flight. The channel receives exactly one
-// result.
-func (rn *run) startRead(ctx context.Context, req dialects.ReadRequest) <-chan readResult {
-	ch := make(chan readResult, 1)
-	go func() {
-		res, err := rn.r.d.Read(ctx, rn.r.db, req)
-		ch <- readResult{res, req.Limit, err}
-	}()
-	return ch
-}
-
-// readAhead starts the read ahead of chain past bound.
-func (rn *run) readAhead(ctx context.Context, chain dialects.ReadRequest, bound int64) <-chan readResult {
-	chain.After, chain.Limit = bound, rn.r.cfg.BatchSize
-	return rn.startRead(ctx, chain)
-}
-
-// read reads and publishes the owned partitions until a read comes back
-// short. While a full batch is published, the next batch (Seq past it) is
-// read ahead; its rows of aggregates held in this chain of reads are
-// dropped: aggregates that failed in a batch before (their blocks were
-// written after the read) and aggregates whose rows a read skipped for the
-// hand-over lane (their earlier rows are not published yet); so are rows
-// of partitions given up meanwhile. Rows up to the read from the start's
-// horizon need nothing more (dialects.ReadResult.Horizon says why); the
-// dialect checks those above it. A read ahead that comes back short is
-// followed by a read from the start, which finds a lower Seq that committed
-// late. It reports the rows read and whether the cycle may go on.
-func (rn *run) read(ctx context.Context, res *cycleResult) (int, bool) {
-	total := 0
-	var ahead <-chan readResult
-	// chain is the read from the start of the current chain of reads: its
-	// reads ahead read its partitions only, as of its clock, with its
-	// horizon. A partition gained since was not read below the bound, so
-	// the horizon says nothing of its earlier rows; a row due or a block
-	// expired since was not due or blocked when it read, so its earlier
-	// rows may not be known either. The next read from the start covers
-	// both.
-	var chain dialects.ReadRequest
-	held := make(map[string]bool)
-	// aheadOff stops reading ahead for the rest of the chain once a read
-	// ahead came back less than half full: when the batch in flight holds
-	// most of the relay's aggregates (few aggregates, or several relays
-	// splitting them), reads ahead find little and only cost the database.
-	aheadOff := false
-	kept := 0 // rows kept since the read from the start
-	for len(rn.active) > 0 {
-		var rr readResult
-		prefetched := ahead != nil
-		if prefetched {
-			rr = <-ahead
-			ahead = nil
-		} else {
-			// A read from the start also returns the rows published and
-			// still waiting for their marks (kept out by KeepRead): it reads
-			// that many more, rather than wait for the marks.
-			chain = dialects.ReadRequest{Partitions: rn.active, Now: rn.clock.now(),
-				Limit: rn.r.cfg.BatchSize + min(rn.marks.Unmarked(), markAhead*rn.r.cfg.BatchSize)}
-			rr = <-rn.startRead(ctx, chain)
-			if rr.err == nil {
-				rn.readNow = chain.Now
-			}
-			chain.Horizon = rr.Horizon
-			clear(held)
-			kept = 0
+// read reads the owned partitions through the run's chain of reads
+// (relay/internal/reader) and publishes each batch it returns, until a
+// read comes back short. A batch whose publish met an outage or a database
+// error, or the run's end, stops the reads.
+func (rn *run) read(ctx context.Context, res *cycleResult) {
+	var exit reader.Exit
+	for {
+		recs, end := rn.reader.Next(ctx)
+		if len(recs) == 0 {
+			exit = end
+			break
 		}
-		if rr.err != nil {
-			if ctx.Err() == nil {
-				res.dbErr = rr.err
-			}
-			return total, false
-		}
-		full := len(rr.Records) >= rr.limit
-		if prefetched && 2*len(rr.Records) < rn.r.cfg.BatchSize {
-			aheadOff = true
-		}
-		recs, bound, cut := rn.seq.KeepRead(rr.Records, held, rn.r.cfg.BatchSize, rn.owns)
-		kept += len(recs)
-		if cut {
-			full = true // rows past the batch were left for the next read
-		}
-		if len(rr.Records) == 0 && !prefetched {
-			return total, true
-		}
-		if len(recs) > 0 {
-			rn.r.c.claims.Add(1)
-			res.claimed += len(recs)
-			total += len(recs)
-			if full && !aheadOff {
-				ahead = rn.readAhead(ctx, chain, bound)
-			}
-			// Aggregates held in any batch of this chain of reads ahead
-			// stay held until a read from the start: their skipped rows
-			// come before the rows read ahead.
-			failed := rn.publishBatch(ctx, recs, false, res)
-			rn.seq.EndRead()
-			for k := range failed {
-				held[k] = true
-			}
-			if res.dbErr != nil || res.outage || ctx.Err() != nil {
-				if ahead != nil {
-					<-ahead // its goroutine ends with its read
-				}
-				return total, false
-			}
-		}
-		if rn.applyPending() {
-			// Partitions gained mid-chain: this chain's reads did not
-			// cover them; the next cycle reads them at once.
-			res.more = true
-		}
-		if !full && !prefetched {
-			return total, true
-		}
-		if ahead == nil && (!full || aheadOff) {
-			// A short read ahead, or none: read from the start, unless
-			// the chain kept nothing since the last one, which would
-			// then find the same rows (and spin while a slow broker holds
-			// the hand-over lane's aggregates). Rows left to the
-			// hand-over lane wake this lane when the lane is done with
-			// them; rows waiting for their marks are read past once
-			// marked.
-			if kept == 0 {
-				if rn.seq.ReadWaiting() || rn.marks.Unmarked() == 0 {
-					return total, true
-				}
-				rn.marks.Idle()
-			}
-			continue
-		}
-		if ahead == nil {
-			ahead = rn.readAhead(ctx, chain, bound)
+		rn.r.c.claims.Add(1)
+		res.claimed += len(recs)
+		failed := rn.publishBatch(ctx, recs, false, res)
+		rn.reader.Ended(failed)
+		if res.dbErr != nil || res.outage || ctx.Err() != nil {
+			exit = rn.reader.Stop()
+			break
 		}
 	}
-	if ahead != nil {
-		<-ahead
+	if exit.Err != nil && ctx.Err() == nil {
+		res.dbErr = exit.Err
 	}
-	return total, true
+	if exit.Gained {
+		res.more = true
+	}
 }
+
+// readOwnership is the read lane's ownership as its reader sees it: the
+// partitions published now, and the updates applied between batches.
+type readOwnership struct{ rn *run }
+
+// Owned returns the partitions the read lane publishes now.
+func (o readOwnership) Owned() []int { return o.rn.active }
+
+// Owns reports whether the read lane publishes partition p now.
+func (o readOwnership) Owns(p int) bool { return o.rn.owns(p) }
+
+// ApplyPending applies an ownership update waiting, if any.
+func (o readOwnership) ApplyPending() bool { return o.rn.applyPending() }
 
 // afterCycle updates the trouble state and logs transitions.
 func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {

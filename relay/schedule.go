@@ -106,7 +106,7 @@ func (dc *dueCheck) run(ctx context.Context, rn *run) []time.Time {
 		return nil
 	}
 	dc.dirty, dc.last = false, time.Now()
-	after := rn.readNow
+	after := rn.reader.Covered()
 	if after.IsZero() {
 		after = rn.clock.now()
 	}
