@@ -196,13 +196,17 @@ func (rn *run) loop(ctx context.Context) {
 		lastSync = time.Now()
 	}
 	syncClock()
-	// lookDue looks up the next due time of scheduled events (rate-limited)
-	// and sets the retry timer for the earliest of it and the retries.
-	lookDue := func() {
-		sched.AddAll(due.run(ctx, rn))
+	// armRetry sets the retry timer for the schedule's earliest time.
+	armRetry := func() {
 		if next, ok := sched.Next(rn.clock.now()); ok {
 			retry.Reset(next)
 		}
+	}
+	// lookDue looks up the next due times of scheduled events
+	// (rate-limited) and arms the retry timer.
+	lookDue := func() {
+		sched.AddAll(due.run(ctx, rn))
+		armRetry()
 	}
 
 	reason := reasonStart
@@ -225,9 +229,7 @@ func (rn *run) loop(ctx context.Context) {
 			sched.Add(res.retryAt)
 		}
 		sched.AddAll(rn.fastRetries.Take())
-		if next, ok := sched.Next(rn.clock.now()); ok {
-			retry.Reset(next)
-		}
+		armRetry()
 		if time.Since(lastSync) >= clockSyncEvery {
 			syncClock()
 		}
@@ -283,9 +285,7 @@ func (rn *run) loop(ctx context.Context) {
 				break wait
 			case <-rn.fastRetries.Wake():
 				sched.AddAll(rn.fastRetries.Take())
-				if next, ok := sched.Next(rn.clock.now()); ok {
-					retry.Reset(next)
-				}
+				armRetry()
 			case <-rn.wakes.scheduled:
 				due.dirty = true
 				lookDue()

@@ -156,7 +156,7 @@ func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialect
 		if critical && o.cfg.relay != nil && o.cfg.relay.Owns(e.Partition) {
 			owned++
 		}
-		if !e.NotBefore.IsZero() || e.Delay > 0 {
+		if e.Scheduled() {
 			ho.sched = true
 		}
 	}

@@ -290,15 +290,7 @@ func insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event) ([]any, error)
 			return nil, err
 		}
 		created := sqlkit.UTC(e.CreatedAt)
-		// NULL for a row that is not scheduled; a Delay of 0 for one
-		// scheduled by NotBefore alone (insert_row.sql).
-		var delay, notBefore any
-		if e.Scheduled() {
-			delay = max(e.Delay, 0).Microseconds()
-			if !e.NotBefore.IsZero() {
-				notBefore = sqlkit.UTC(e.NotBefore)
-			}
-		}
+		delay, notBefore := sqlkit.ScheduleArgs(e)
 		args, err = b.AppendRow(args, sql.Named("id", e.ID), sql.Named("aggregate_type", e.AggregateType),
 			sql.Named("aggregate_id", e.AggregateID), sql.Named("event_type", e.EventType),
 			sql.Named("payload", sqlkit.Payload(e.Payload)), sql.Named("content_type", e.ContentType),

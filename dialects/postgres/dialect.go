@@ -264,15 +264,7 @@ func insertArgs(b *sqlkit.InsertBuilder, events []dialects.Event) ([]any, error)
 		}
 		bin, js := payloadArgs(e)
 		created := sqlkit.UTC(e.CreatedAt)
-		// NULL for a row that is not scheduled; a Delay of 0 for one
-		// scheduled by NotBefore alone (insert_row.sql).
-		var delay, notBefore any
-		if e.Scheduled() {
-			delay = max(e.Delay, 0).Microseconds()
-			if !e.NotBefore.IsZero() {
-				notBefore = sqlkit.UTC(e.NotBefore)
-			}
-		}
+		delay, notBefore := sqlkit.ScheduleArgs(e)
 		args, err = b.AppendRow(args, sql.Named("id", e.ID), sql.Named("aggregate_type", e.AggregateType),
 			sql.Named("aggregate_id", e.AggregateID), sql.Named("event_type", e.EventType),
 			sql.Named("payload", bin), sql.Named("payload_json", js), sql.Named("content_type", e.ContentType),

@@ -171,6 +171,22 @@ func HeldIDs(events []dialects.Event) []string {
 	return ids
 }
 
+// ScheduleArgs returns the values a server-side INSERT binds for an
+// event's schedule (insert_row.sql of PostgreSQL and MySQL, which add the
+// delay to their own clock): the Delay in microseconds, 0 for one
+// scheduled by NotBefore alone, and NotBefore in UTC; both nil for an event
+// that is not scheduled.
+func ScheduleArgs(e *dialects.Event) (delay, notBefore any) {
+	if !e.Scheduled() {
+		return nil, nil
+	}
+	delay = max(e.Delay, 0).Microseconds()
+	if !e.NotBefore.IsZero() {
+		notBefore = UTC(e.NotBefore)
+	}
+	return delay, notBefore
+}
+
 // DeliverAt returns the due time of a scheduled event inserted at now by
 // the database's clock: the later of now + Delay and NotBefore, in UTC to
 // the microsecond. ok is false for an event that is not scheduled.
