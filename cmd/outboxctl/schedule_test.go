@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +78,31 @@ func testScheduledCommands(t *testing.T, tgt testdb.Target) {
 	ctl(t, &plain, append(gj, "show", ids[2])...)
 	if plain.DeliverAt != nil {
 		t.Fatalf("show of a plain event: deliver_at %v", plain.DeliverAt)
+	}
+
+	// The console: the overview's scheduled card, the event page's due time.
+	c, err := newConsole(&env{stderr: t.Output(), db: db, d: d}, consoleOptions{addr: "127.0.0.1:0", limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c.handler())
+	defer srv.Close()
+	for path, wants := range map[string][]string{
+		"/":                 {`id="scheduled"`, `<div class="value">2</div>`, "next due " + shortTime(*st.NextDue)},
+		"/events/" + ids[0]: {"scheduled for", shortTime(*st.NextDue)},
+	} {
+		code, body, _ := get(t, srv.URL, path)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s = %d: %s", path, code, body)
+		}
+		for _, w := range wants {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s lacks %q", path, w)
+			}
+		}
+	}
+	if _, body, _ := get(t, srv.URL, "/events/"+ids[2]); strings.Contains(body, "scheduled for") {
+		t.Errorf("the event page of a plain event shows a due time")
 	}
 
 	var res struct {
