@@ -100,7 +100,7 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 	held := HeldAfter(events)
 	byID := make(map[string]int, len(events))
 	for i := range events {
-		if events[i].Scheduled() || held[i] {
+		if events[i].Scheduled() || (held != nil && held[i]) {
 			continue
 		}
 		byID[events[i].ID] = i
@@ -136,18 +136,24 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 
 // HeldAfter reports, for each of events (in registration order), whether
 // a held scheduled event (dialects.Event.Holds) of its aggregate comes
-// before it in events.
+// before it in events; nil when none does (a hand-over insert without
+// scheduled events allocates nothing for it).
 func HeldAfter(events []dialects.Event) []bool {
 	type agg struct {
 		part    int
 		typ, id string
 	}
 	var holding map[agg]bool
-	out := make([]bool, len(events))
+	var out []bool
 	for i := range events {
 		e := &events[i]
 		k := agg{e.Partition, e.AggregateType, e.AggregateID}
-		out[i] = holding[k]
+		if holding[k] {
+			if out == nil {
+				out = make([]bool, len(events))
+			}
+			out[i] = true
+		}
 		if e.Holds() {
 			if holding == nil {
 				holding = map[agg]bool{}
