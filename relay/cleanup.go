@@ -27,13 +27,11 @@ func (r *Relay) cleanupLoop(ctx context.Context) {
 	}
 }
 
-// cleanup deletes published rows older than Retention, in batches of
-// CleanupBatch, if this relay holds the cleanup lock. It returns the number
-// of rows deleted.
+// cleanup deletes published rows older than Retention (none with a
+// negative Retention) and releases the ended holds of drained aggregates,
+// in batches of CleanupBatch, if this relay holds the cleanup lock. It
+// returns the number of published rows deleted.
 func (r *Relay) cleanup(ctx context.Context) (int64, error) {
-	if r.cfg.Retention <= 0 {
-		return 0, nil
-	}
 	now := r.cfg.Clock()
 	held, err := r.d.TryLock(ctx, r.db, cleanupLockName, r.cfg.Owner, now, now.Add(2*r.cfg.CleanupInterval))
 	if err != nil || !held {
@@ -41,7 +39,7 @@ func (r *Relay) cleanup(ctx context.Context) (int64, error) {
 	}
 	before := now.Add(-r.cfg.Retention)
 	var total int64
-	for ctx.Err() == nil {
+	for r.cfg.Retention > 0 && ctx.Err() == nil {
 		n, err := r.d.Cleanup(ctx, r.db, before, r.cfg.CleanupBatch)
 		total += n
 		if err != nil {

@@ -105,8 +105,8 @@ type Config struct {
 	ReleaseOnDead bool
 
 	// Retention is how long published rows are kept before cleanup deletes
-	// them. Zero means the default, 7 days; a negative value disables
-	// cleanup.
+	// them. Zero means the default, 7 days; a negative value keeps them
+	// (cleanup then only releases the ended holds of scheduled events).
 	Retention time.Duration
 
 	// CleanupInterval is how often the relay tries to take the cleanup lock

@@ -118,13 +118,13 @@ func (r *Relay) Run(ctx context.Context) error {
 		rn.own.loop(ctx)
 	}()
 	r.startPreflight(ctx, &wg)
-	if r.cfg.Retention > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.cleanupLoop(ctx)
-		}()
-	}
+	// Cleanup runs whatever Retention says: ended holds of scheduled
+	// events are released even when published rows are kept for good.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.cleanupLoop(ctx)
+	}()
 	fastDone := make(chan struct{})
 	go func() {
 		defer close(fastDone)

@@ -178,3 +178,43 @@ func TestCancelScheduled(t *testing.T) {
 		}
 	})
 }
+
+// TestCleanupReleasesHoldsWhateverRetention: the hold of a scheduled event
+// published and due goes with the next cleanup, also for a relay that keeps
+// published rows for good (negative Retention): otherwise the holds table
+// would grow by one row per aggregate ever scheduled.
+func TestCleanupReleasesHoldsWhateverRetention(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		pub := newClockedPublisher(e)
+		cfg := testConfig("r1")
+		cfg.Retention = -1
+		r := newRelay(t, e, pub, cfg)
+		ob := relayOutbox(t, e, r)
+		start(t, r)
+		waitOwnsAll(t, e, r)
+		d := orderEvent("h", 0)
+		d.Delay = 100 * time.Millisecond
+		addCommit(t, ob, d)
+		waitFor(t, 15*time.Second, "the scheduled event published", func() bool { return pub.published() == 1 })
+		holds := func() int {
+			t.Helper()
+			var n int
+			if err := e.db.QueryRow("SELECT count(*) FROM " + e.d.Table() + "_held").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if n := holds(); n != 1 {
+			t.Fatalf("%d holds after the scheduled event, want 1", n)
+		}
+		if _, err := r.cleanup(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if n := holds(); n != 0 {
+			t.Fatalf("%d holds after cleanup with a negative Retention, want 0", n)
+		}
+		if st := e.stats(t); st.Published != 1 {
+			t.Fatalf("cleanup with a negative Retention deleted published rows: %+v", st)
+		}
+	})
+}
