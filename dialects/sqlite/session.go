@@ -52,6 +52,10 @@ type session struct {
 	// seen is the file's stamp when the live relays were last known (read
 	// by WaitChange, or unchanged by anyone but this session).
 	seen fileStamp
+	// writing counts this session's writes in progress (beginWrite to
+	// wrote): WaitChange does not look meanwhile, or it would take the
+	// session's own write for another connection's.
+	writing int
 }
 
 var _ dialects.Session = (*session)(nil)
@@ -110,7 +114,7 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 		return nil, nil
 	}
 	now = sqlkit.UTC(now)
-	defer s.wrote(s.stamp()) // the stamp before the write
+	defer s.wrote(s.beginWrite())
 	taken, err := queryCol[int](ctx, s.db, s.d.sess.take, sql.Named("parts", jsonParts(parts)), sql.Named("token", s.token),
 		sql.Named("now", micros(now)), sql.Named("until", micros(now.Add(s.lease))))
 	if err != nil {
@@ -126,7 +130,7 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	if len(parts) == 0 || s.lost {
 		return nil
 	}
-	defer s.wrote(s.stamp()) // the stamp before the write
+	defer s.wrote(s.beginWrite())
 	if _, err := sqlkit.Exec(ctx, s.db, s.d.sess.release, sql.Named("parts", jsonParts(parts)), sql.Named("token", s.token)); err != nil {
 		return fmt.Errorf("sqlite: session release: %w", err)
 	}
@@ -147,7 +151,7 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	}
 	now = sqlkit.UTC(now)
 	until := now.Add(s.lease)
-	defer s.wrote(s.stamp()) // the stamp before the write
+	defer s.wrote(s.beginWrite())
 	if len(s.owns) == 0 {
 		res, err := sqlkit.Exec(ctx, s.db, s.d.sess.renew, sql.Named("token", s.token), sql.Named("until", micros(until)))
 		n, err := count("session check", res, err)

@@ -45,18 +45,28 @@ func (s *session) stamp() fileStamp {
 	return st
 }
 
+// beginWrite marks a write of this session in progress and returns the
+// file's stamp before it, for wrote.
+func (s *session) beginWrite() fileStamp {
+	s.mu.Lock()
+	s.writing++
+	s.mu.Unlock()
+	return s.stamp()
+}
+
 // wrote records this session's own write, begun when the file's stamp was
 // pre: when nobody else had written since the relays were last known, the
 // stamp after it is known too, so that WaitChange does not read the relays
 // for the session's own renewals. A write by another connection at the same
 // moment is then seen only by the next rebalance.
 func (s *session) wrote(pre fileStamp) {
-	if s.file == "" {
-		return
+	var post fileStamp
+	if s.file != "" {
+		post = s.stamp()
 	}
-	post := s.stamp()
 	s.mu.Lock()
-	if pre == s.seen {
+	s.writing--
+	if s.file != "" && pre == s.seen {
 		s.seen = post
 	}
 	s.mu.Unlock()
@@ -93,6 +103,12 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		}
 		cur := s.stamp()
 		s.mu.Lock()
+		if s.writing > 0 {
+			// The session's own write, stamped mid-way or not yet
+			// recorded by wrote: look again at the next tick.
+			s.mu.Unlock()
+			continue
+		}
 		changed := s.file == "" || cur != s.seen
 		s.seen = cur
 		s.mu.Unlock()
