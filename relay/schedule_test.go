@@ -195,7 +195,11 @@ func TestCleanupReleasesHoldsWhateverRetention(t *testing.T) {
 		d := orderEvent("h", 0)
 		d.Delay = 100 * time.Millisecond
 		addCommit(t, ob, d)
-		waitFor(t, 15*time.Second, "the scheduled event published", func() bool { return pub.published() == 1 })
+		// Marked, not only published: a row waiting for its mark is still
+		// pending, and its aggregate not drained.
+		waitFor(t, 15*time.Second, "the scheduled event published and marked", func() bool {
+			return pub.published() == 1 && e.stats(t).Pending == 0
+		})
 		holds := func() int {
 			t.Helper()
 			var n int
