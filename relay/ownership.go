@@ -74,6 +74,7 @@ type owner struct {
 	gifts     int           // nudges left while they wait
 	giftGap   time.Duration // the next look while they wait is after this
 	warned    bool          // the no-cross-process-wake warning was logged
+	askedGift bool          // fleet: this table asked the other relays for its share (rebalance)
 	retry     time.Duration
 	watchSig  chan struct{}  // a watched relay left
 	changeSig chan struct{}  // a relay joined
@@ -89,6 +90,12 @@ func (o *owner) loop(ctx context.Context) {
 	t := time.NewTimer(0)
 	defer t.Stop()
 	grabAll := false
+	// A fleet table hears of relays joining and leaving from its fleet
+	// (the anchor table's watch), and the anchor is asked to nudge.
+	var left, joined, nudge chan struct{}
+	if f := o.r.fleet; f != nil {
+		left, joined, nudge = f.left, f.joined, f.nudge
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -96,7 +103,15 @@ func (o *owner) loop(ctx context.Context) {
 		case <-t.C:
 		case <-o.watchSig:
 			grabAll = true // a relay left: take its partitions now
+		case <-left:
+			grabAll = true
 		case <-o.changeSig:
+		case <-joined:
+		case <-nudge:
+			if o.sess != nil {
+				_ = o.sess.Nudge(ctx) // best effort
+			}
+			continue
 		}
 		next := o.step(ctx, grabAll)
 		grabAll = false
@@ -115,7 +130,13 @@ func (o *owner) loop(ctx context.Context) {
 func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 	cfg := &o.r.cfg
 	if o.sess == nil {
-		s, err := o.r.d.OpenSession(ctx, o.r.db, cfg.Owner, cfg.LeaseDuration)
+		var s dialects.Session
+		var err error
+		if f := o.r.fleet; f != nil {
+			s, err = f.db.openSession(ctx, o.r.d, cfg.Owner, cfg.LeaseDuration)
+		} else {
+			s, err = o.r.d.OpenSession(ctx, o.r.db, cfg.Owner, cfg.LeaseDuration)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				cfg.Logger.ErrorContext(ctx, "jitoutbox relay: cannot open an ownership session; retrying",
@@ -138,6 +159,10 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 		return o.retry
 	}
 	next := jitter(cfg.RebalanceInterval)
+	if o.r.fleet != nil && !o.leases {
+		// The anchor's watch tells the fleet's tables of every change.
+		next = jitter(fleetRebalanceEvery)
+	}
 	if o.leases {
 		// Renew so that one missed renewal still leaves a Publish's worth
 		// of lease: the relay stops starting Publishes PublishTimeout
@@ -191,13 +216,17 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 			}
 		}
 	}
-	o.watch(ctx, v)
+	if f := o.r.fleet; f == nil || f.anchor.Load() {
+		o.watch(ctx, v)
+	} else {
+		o.stopWatch()
+	}
 	n := len(v.Relays)
 	idx := slices.Index(v.Relays, token)
 	if idx < 0 { // not yet visible (lease dialects renew it with Check)
 		idx, n = n, n+1
 	}
-	if n > 1 && len(cfg.Sources) == 0 && !o.warned {
+	if n > 1 && len(cfg.Sources) == 0 && o.r.fleet == nil && !o.warned {
 		o.warned = true
 		cfg.Logger.WarnContext(ctx, "jitoutbox relay: other relays share this table but this relay has no cross-process wake (Config.Sources): time-critical events committed elsewhere for its partitions wait for its poll; wake it with notify/pgnotify or notify/natsnotify",
 			"owner", cfg.Owner, "relays", n, "poll_interval", cfg.PollInterval)
@@ -232,6 +261,16 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		}
 		o.owned = append(o.owned, taken...)
 		slices.Sort(o.owned)
+	}
+	if f := o.r.fleet; f != nil {
+		// Short of its share with nothing free: the others hold it but,
+		// watching only the anchor table, did not see this table's session
+		// open. Ask once; the fleet nudges them through the anchor.
+		short := len(o.owned) < target && len(taken) == len(free)
+		if short && !o.askedGift {
+			signal(f.db.nudge)
+		}
+		o.askedGift = short
 	}
 	switch {
 	case len(o.owned) < target && o.hungry > 0:
@@ -293,6 +332,10 @@ func (o *owner) nudgeShort(ctx context.Context, released, leftFree bool) {
 	default:
 		o.gifts--
 	}
+	if f := o.r.fleet; f != nil && !f.anchor.Load() {
+		signal(f.db.nudge) // the others watch the anchor table only
+		return
+	}
 	_ = o.sess.Nudge(ctx) // best effort
 }
 
@@ -335,10 +378,7 @@ func (o *owner) watch(ctx context.Context, v dialects.View) {
 			return
 		}
 	}
-	if o.stopW != nil {
-		o.stopW()
-		o.wg.Wait() // one watcher at a time: they share the session's watch connection
-	}
+	o.stopWatch()
 	o.watchFor = slices.Clone(v.Relays)
 	wctx, cancel := context.WithCancel(ctx)
 	o.stopW = cancel
@@ -356,6 +396,9 @@ func (o *owner) watch(ctx context.Context, v dialects.View) {
 				return
 			case errors.Is(err, dialects.ErrRelaysChanged):
 				signal(o.changeSig) // a relay joined: rebalance and watch again
+				if f := o.r.fleet; f != nil {
+					signal(f.db.joined) // and so do the fleet's other tables
+				}
 				return
 			case err != nil:
 				t := time.NewTimer(time.Second)
@@ -368,9 +411,23 @@ func (o *owner) watch(ctx context.Context, v dialects.View) {
 				continue
 			}
 			signal(o.watchSig)
+			if f := o.r.fleet; f != nil {
+				signal(f.db.left)
+			}
 			return // restarted by the next rebalance with the new relay set
 		}
 	}()
+}
+
+// stopWatch stops the current watcher, if any, and waits for it: one
+// watcher at a time, they share the session's watch connection.
+func (o *owner) stopWatch() {
+	if o.stopW != nil {
+		o.stopW()
+		o.stopW = nil
+		o.wg.Wait()
+	}
+	o.watchFor = nil
 }
 
 // closeSession tells the publish loop to stop publishing, waits for its
@@ -379,11 +436,7 @@ func (o *owner) closeSession() {
 	if o.sess == nil {
 		return
 	}
-	if o.stopW != nil {
-		o.stopW()
-		o.stopW = nil
-	}
-	o.wg.Wait()
+	o.stopWatch()
 	o.owned = []int{}
 	select {
 	case <-o.loopDone:

@@ -31,6 +31,10 @@ type Relay struct {
 	// hand is the in-process hand-over from txoutbox: wired once
 	// (txoutbox.WithRelay), it outlives runs; each Run attaches to it.
 	hand handoff
+
+	// fleet links a relay made by a Fleet to it (fleet.go); nil for a
+	// relay made by New.
+	fleet *tableLink
 }
 
 // New returns a relay that reads rows of d's table through db and publishes
@@ -109,6 +113,10 @@ func (r *Relay) Run(ctx context.Context) error {
 			forward(ctx, &wg, lch, rn.wakes.lazy)
 		}
 	}
+	if r.fleet != nil {
+		// The fleet's poll found due rows in the table.
+		forward(ctx, &wg, r.fleet.wake, rn.wakes.urgent)
+	}
 	r.hand.attach(rn.wakes.handoff, rn.wakes.lazy, rn.wakes.scheduled, rn.seq)
 	defer r.hand.detach()
 
@@ -117,7 +125,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		defer wg.Done()
 		rn.own.loop(ctx)
 	}()
-	r.startPreflight(ctx, &wg)
+	if r.fleet == nil {
+		r.startPreflight(ctx, &wg) // a fleet runs each publisher's once
+	}
 	// Cleanup runs whatever Retention says: ended holds of scheduled
 	// events are released even when published rows are kept for good.
 	wg.Add(1)

@@ -172,8 +172,18 @@ func (rn *run) applyPending() bool {
 func (rn *run) loop(ctx context.Context) {
 	defer rn.r.hand.setOwned(nil)
 	cfg := &rn.r.cfg
+	// A fleet table has no poll of its own: the fleet's poll of the
+	// database wakes it when it has due rows.
 	poll := time.NewTimer(jitter(cfg.PollInterval))
 	defer poll.Stop()
+	resetPoll := func() {
+		if rn.r.fleet == nil {
+			poll.Reset(jitter(cfg.PollInterval))
+		}
+	}
+	if rn.r.fleet != nil {
+		poll.Stop()
+	}
 	retry := time.NewTimer(time.Hour)
 	retry.Stop()
 	defer retry.Stop()
@@ -187,6 +197,12 @@ func (rn *run) loop(ctx context.Context) {
 	defer due.timer.Stop()
 	var lastSync time.Time
 	syncClock := func() {
+		if f := rn.r.fleet; f != nil {
+			// The fleet measures the database's clock once for its tables.
+			rn.clock.offset.Store(f.db.clock.offset.Load())
+			lastSync = time.Now()
+			return
+		}
 		if err := rn.clock.sync(ctx, rn.r.d, rn.r.db); err != nil {
 			if ctx.Err() == nil {
 				cfg.Logger.DebugContext(ctx, "jitoutbox relay: database clock", "owner", cfg.Owner, "err", err)
@@ -224,7 +240,7 @@ func (rn *run) loop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		poll.Reset(jitter(cfg.PollInterval))
+		resetPoll()
 		if !res.retryAt.IsZero() {
 			sched.Add(res.retryAt)
 		}

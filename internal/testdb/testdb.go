@@ -242,3 +242,19 @@ func NewDialect(t TB, name string) dialects.Dialect {
 	}
 	return d
 }
+
+// TableDialect returns a function that makes the dialect name ("sqlite",
+// "postgres" or "mysql") for one table, as relay.Source.Dialect wants.
+func TableDialect(name string) func(table string) (dialects.Dialect, error) {
+	return func(table string) (dialects.Dialect, error) {
+		switch name {
+		case "sqlite":
+			return sqlite.New(sqlite.WithTable(table))
+		case "postgres":
+			return postgres.New(postgres.WithTable(table))
+		case "mysql":
+			return mysqldialect.New(mysqldialect.WithTable(table))
+		}
+		return nil, fmt.Errorf("testdb: unknown dialect %q", name)
+	}
+}

@@ -1,0 +1,555 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/relay"
+	"github.com/jitoutbox/jitoutbox/txoutbox"
+)
+
+var (
+	fleetTenants = flag.Int("fleet.tenants", 200, "tenant schemas BenchmarkFleetIdle creates on PostgreSQL")
+	fleetRelays  = flag.Int("fleet.relays", 3, "fleets (relay processes' worth) BenchmarkFleetIdle runs")
+	fleetWindow  = flag.Duration("fleet.window", 65*time.Second, "window BenchmarkFleetIdle counts statements over (at least two 30 s polls)")
+	fleetWarmup  = flag.Duration("fleet.warmup", 10*time.Second, "time BenchmarkFleetIdle lets the fleets start, split partitions and clean up before counting")
+	fleetNewReps = flag.Int("fleet.newtenants", 3, "tenants BenchmarkFleetNewTenant creates, one after the other")
+)
+
+// tenantDB is a PostgreSQL database holding outbox tables in tenant
+// schemas "<prefix>_NNN".
+type tenantDB struct {
+	dsn    string
+	admin  *sql.DB
+	prefix string
+}
+
+// newTenantDB returns a tenant database with n tenant schemas, each with
+// a migrated outbox table; the schemas are dropped when b ends.
+func newTenantDB(b *testing.B, n int) *tenantDB {
+	b.Helper()
+	dsn := testdb.PostgresDSN(b)
+	admin, err := sql.Open("postgres", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	td := &tenantDB{dsn: dsn, admin: admin, prefix: "ft" + hex.EncodeToString(r[:])}
+	b.Cleanup(func() {
+		rows, err := admin.Query(`SELECT nspname FROM pg_namespace WHERE nspname LIKE $1`, td.prefix+`\_%`)
+		if err == nil {
+			var names []string
+			for rows.Next() {
+				var s string
+				if rows.Scan(&s) == nil {
+					names = append(names, s)
+				}
+			}
+			rows.Close()
+			for _, s := range names {
+				_, _ = admin.Exec("DROP SCHEMA " + s + " CASCADE")
+			}
+		}
+		admin.Close()
+	})
+	for i := range n {
+		td.create(b, i)
+	}
+	return td
+}
+
+// schema returns tenant i's schema name.
+func (td *tenantDB) schema(i int) string { return fmt.Sprintf("%s_%03d", td.prefix, i) }
+
+// table returns tenant i's outbox table.
+func (td *tenantDB) table(i int) string { return td.schema(i) + ".outbox" }
+
+// pattern matches every tenant's outbox table.
+func (td *tenantDB) pattern() string { return td.prefix + "_*.outbox" }
+
+// create makes tenant i's schema and migrates its outbox table.
+func (td *tenantDB) create(b *testing.B, i int) dialects.Dialect {
+	b.Helper()
+	ctx := context.Background()
+	if _, err := td.admin.ExecContext(ctx, "CREATE SCHEMA "+td.schema(i)); err != nil {
+		b.Fatal(err)
+	}
+	d, err := postgres.New(postgres.WithTable(td.table(i)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Migrate(ctx, td.admin); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+func pgDialect(table string) (dialects.Dialect, error) {
+	return postgres.New(postgres.WithTable(table))
+}
+
+// openCounted opens a counted pool on dsn.
+func openCounted(b *testing.B, dsn string) (*sql.DB, *sqlcount.Counter) {
+	b.Helper()
+	c := &sqlcount.Counter{}
+	db, err := sqlcount.Open("postgres", dsn, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(16)
+	b.Cleanup(func() { db.Close() })
+	return db, c
+}
+
+// BenchmarkFleetIdle counts the statements a fleet of -fleet.relays
+// relay processes (Fleets in this process, each with its own counted
+// pool) sends while idle over -fleet.tenants tenant schemas of one
+// PostgreSQL database, found by a pattern, with the default config, and
+// the connections each holds. Side by side in the same run: one relay
+// (relay.New) per table on 5 of the tables, the cost the fleet replaces,
+// scaled to every table and relay (per-table-fleet-stmts/s). Command:
+//
+//	go test -run '^$' -bench '^BenchmarkFleetIdle$' -benchtime=1x -timeout 30m ./bench/
+func BenchmarkFleetIdle(b *testing.B) {
+	td := newTenantDB(b, *fleetTenants)
+	nc, js := benchJetStream(b)
+	pub := benchPublisher(b, js, nc, "jetstream")
+	for i := 0; i < b.N; i++ {
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		var counters []*sqlcount.Counter
+		var dbs []*sql.DB
+		for k := range *fleetRelays {
+			db, c := openCounted(b, td.dsn)
+			counters, dbs = append(counters, c), append(dbs, db)
+			f, err := relay.NewFleet(relay.FleetConfig{
+				Sources:   []relay.Source{{Name: "tenants", DB: db, Dialect: pgDialect, Patterns: []string{td.pattern()}}},
+				Publisher: pub,
+				Relay:     relay.Config{Owner: fmt.Sprintf("fleet-%d", k), Logger: quietSlog()},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := f.Run(ctx); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		total := func() (n int64) {
+			for _, c := range counters {
+				n += c.Total()
+			}
+			return n
+		}
+		time.Sleep(*fleetWarmup) // measurement window, not synchronisation
+		start := total()
+		maxConns := 0
+		deadline := time.Now().Add(*fleetWindow)
+		for time.Now().Before(deadline) {
+			for _, db := range dbs {
+				maxConns = max(maxConns, db.Stats().OpenConnections)
+			}
+			time.Sleep(time.Second)
+		}
+		end := total()
+		cancel()
+		wg.Wait()
+
+		// The cost the fleet replaces: one relay per table.
+		single, sc := openCounted(b, td.dsn)
+		sctx, scancel := context.WithCancel(context.Background())
+		const singles = 5
+		for k := range singles {
+			d, _ := pgDialect(td.table(k))
+			r, err := relay.New(single, d, pub, relay.Config{Owner: fmt.Sprintf("single-%d", k), Logger: quietSlog()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = r.Run(sctx)
+			}()
+		}
+		time.Sleep(*fleetWarmup)
+		sstart := sc.Total()
+		time.Sleep(*fleetWindow)
+		send := sc.Total()
+		scancel()
+		wg.Wait()
+
+		perTable := float64(send-sstart) / fleetWindow.Seconds() / singles
+		b.ReportMetric(float64(end-start)/fleetWindow.Seconds(), "fleet-stmts/s")
+		b.ReportMetric(perTable*float64(*fleetTenants)*float64(*fleetRelays), "per-table-fleet-stmts/s")
+		b.ReportMetric(float64(start), "startup-stmts")
+		b.ReportMetric(float64(maxConns), "max-conns/relay")
+		b.ReportMetric(float64(*fleetTenants), "tenants")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkFleetNewTenant measures how long a tenant schema created while
+// a fleet runs (default config: discovery every 25 s ±20 %) takes to have
+// its first event published: from the end of its migration, with the
+// event committed at once, to the publish. -fleet.newtenants tenants, one
+// after the other; the target is one rebalance interval (30 s). Command:
+//
+//	go test -run '^$' -bench '^BenchmarkFleetNewTenant$' -benchtime=1x -timeout 30m ./bench/
+func BenchmarkFleetNewTenant(b *testing.B) {
+	td := newTenantDB(b, 1)
+	nc, js := benchJetStream(b)
+	pub := benchPublisher(b, js, nc, "jetstream")
+	db, _ := openCounted(b, td.dsn)
+	published := make(chan string, 16)
+	f, err := relay.NewFleet(relay.FleetConfig{
+		Sources:   []relay.Source{{Name: "tenants", DB: db, Dialect: pgDialect, Patterns: []string{td.pattern()}}},
+		Publisher: pub,
+		Relay:     relay.Config{Logger: quietSlog()},
+		Hooks: func(_, table string) relay.Hooks {
+			return tableHook{table: table, ch: published}
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.Error(err)
+		}
+	}()
+	for i := 0; i < b.N; i++ {
+		var worst, sum time.Duration
+		for k := 1; k <= *fleetNewReps; k++ {
+			d := td.create(b, k)
+			begin := time.Now()
+			insertOne(b, td.admin, d, fmt.Sprintf("tenant-%d", k))
+			for table := range published {
+				if table == td.table(k) {
+					break
+				}
+			}
+			took := time.Since(begin)
+			worst, sum = max(worst, took), sum+took
+			b.Logf("tenant %d: first event after %s", k, took.Round(time.Millisecond))
+		}
+		b.ReportMetric(worst.Seconds(), "max-s")
+		b.ReportMetric(sum.Seconds()/float64(*fleetNewReps), "mean-s")
+		b.ReportMetric(relay.DefaultRebalance.Seconds(), "rebalance-s")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// tableHook reports the table of every batch that published something.
+type tableHook struct {
+	table string
+	ch    chan<- string
+}
+
+func (h tableHook) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context {
+	return ctx
+}
+
+func (h tableHook) BatchEnd(_ context.Context, info relay.BatchEndInfo) {
+	if info.Published > 0 {
+		select {
+		case h.ch <- h.table:
+		default:
+		}
+	}
+}
+
+// insertOne commits one event of aggregate agg into d's table.
+func insertOne(b *testing.B, db *sql.DB, d dialects.Dialect, agg string) {
+	b.Helper()
+	ctx := context.Background()
+	parts, err := d.Partitions(ctx, db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := dialects.Event{ID: uuid.Must(uuid.NewV7()).String(), AggregateType: "order", AggregateID: agg, EventType: "order.placed",
+		Payload: payload, ContentType: "application/json", CreatedAt: time.Now().UTC(),
+		Partition: dialects.PartitionOf("order", agg, parts)}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.Insert(ctx, tx, []dialects.Event{ev}); err != nil {
+		b.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func quietSlog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+var (
+	fleetDrainEvents  = flag.Int("fleet.drain.events", 50_000, "events BenchmarkFleetDrain drains in each round")
+	fleetDrainTenants = flag.Int("fleet.drain.tenants", 50, "tenants BenchmarkFleetDrain spreads the events over")
+	fleetBacklog      = flag.Int("fleet.backlog", 100_000, "events of the busy tenant's backlog in BenchmarkFleetCrossTenant")
+	fleetCritTenants  = flag.Int("fleet.crit.tenants", 9, "quiet tenants committing time-critical events in BenchmarkFleetCrossTenant")
+	fleetCritRate     = flag.Int("fleet.crit.rate", 50, "time-critical commits per second across the quiet tenants in BenchmarkFleetCrossTenant")
+)
+
+// seedTable writes n events over aggs aggregates into d's table, 5,000
+// per transaction.
+func seedTable(b *testing.B, db *sql.DB, d dialects.Dialect, n, aggs int) {
+	b.Helper()
+	ctx := context.Background()
+	parts, err := d.Partitions(ctx, db)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for done := 0; done < n; {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var evs []dialects.Event
+		for ; len(evs) < 5000 && done < n; done++ {
+			agg := fmt.Sprintf("agg-%d", done%aggs)
+			evs = append(evs, dialects.Event{ID: uuid.Must(uuid.NewV7()).String(), AggregateType: "order", AggregateID: agg,
+				EventType: "order.placed", Payload: payload, ContentType: "application/json", CreatedAt: time.Now().UTC(),
+				Partition: dialects.PartitionOf("order", agg, parts)})
+		}
+		for len(evs) > 0 {
+			k := min(len(evs), d.MaxInsertRows())
+			if err := d.Insert(ctx, tx, evs[:k]); err != nil {
+				b.Fatal(err)
+			}
+			evs = evs[k:]
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// countHook counts published events and closes done at target.
+type countHook struct {
+	n      atomic.Int64
+	target int64
+	done   chan struct{}
+	once   sync.Once
+}
+
+func (c *countHook) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context {
+	return ctx
+}
+
+func (c *countHook) BatchEnd(_ context.Context, info relay.BatchEndInfo) {
+	if c.n.Add(int64(info.Published)) >= c.target {
+		c.once.Do(func() { close(c.done) })
+	}
+}
+
+// BenchmarkFleetDrain compares draining -fleet.drain.events events spread
+// over -fleet.drain.tenants tenant tables by one Fleet with draining the
+// same number from one table by one relay (relay.New), both on
+// PostgreSQL to JetStream, two rounds of each alternating. fleet/single is
+// the ratio of their rates (target ≥ 0.8). Command:
+//
+//	go test -run '^$' -bench '^BenchmarkFleetDrain$' -benchtime=1x -timeout 30m ./bench/
+func BenchmarkFleetDrain(b *testing.B) {
+	nT, n := *fleetDrainTenants, *fleetDrainEvents
+	td := newTenantDB(b, nT+1) // tenant nT is the single table
+	nc, js := benchJetStream(b)
+	pub := benchPublisher(b, js, nc, "jetstream")
+	db, _ := openCounted(b, td.dsn)
+	single, _ := pgDialect(td.table(nT))
+	for i := 0; i < b.N; i++ {
+		var fleetRates, singleRates []float64
+		for round := range 2 {
+			_ = round
+			// One table, one relay.
+			seedTable(b, td.admin, single, n, 1000)
+			h := &countHook{target: int64(n), done: make(chan struct{})}
+			r, err := relay.New(db, single, pub, relay.Config{Hooks: h, Logger: quietSlog()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			singleRates = append(singleRates, drainWith(b, r.Run, h, n))
+
+			// The same number over the tenants, one fleet.
+			for k := range nT {
+				d, _ := pgDialect(td.table(k))
+				seedTable(b, td.admin, d, n/nT, 1000/nT+1)
+			}
+			fh := &countHook{target: int64(n / nT * nT), done: make(chan struct{})}
+			f, err := relay.NewFleet(relay.FleetConfig{
+				Sources:   []relay.Source{{Name: "tenants", DB: db, Dialect: pgDialect, Patterns: []string{td.pattern()}}},
+				Publisher: pub,
+				Relay:     relay.Config{Logger: quietSlog()},
+				Hooks:     func(string, string) relay.Hooks { return fh },
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			fleetRates = append(fleetRates, drainWith(b, f.Run, fh, n/nT*nT))
+		}
+		fr, sr := median(fleetRates), median(singleRates)
+		b.ReportMetric(fr, "fleet-events/s")
+		b.ReportMetric(sr, "single-events/s")
+		b.ReportMetric(fr/sr, "fleet/single")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// drainWith runs run until h has counted n events and returns the rate.
+func drainWith(b *testing.B, run func(context.Context) error, h *countHook, n int) float64 {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	begin := time.Now()
+	go func() { done <- run(ctx) }()
+	select {
+	case <-h.done:
+	case <-time.After(10 * time.Minute):
+		b.Fatalf("drain: %d of %d events after 10 minutes", h.n.Load(), n)
+	}
+	took := time.Since(begin)
+	cancel()
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+	return float64(n) / took.Seconds()
+}
+
+// latencyHook records the commit-to-ack latency of every event published.
+type latencyHook struct {
+	mu  sync.Mutex
+	lat []time.Duration
+}
+
+func (h *latencyHook) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context {
+	return ctx
+}
+func (h *latencyHook) BatchEnd(context.Context, relay.BatchEndInfo) {}
+func (h *latencyHook) Published(_ context.Context, _ relay.Message, latency time.Duration) {
+	h.mu.Lock()
+	h.lat = append(h.lat, latency)
+	h.mu.Unlock()
+}
+
+// BenchmarkFleetCrossTenant measures the time-critical latency of quiet
+// tenants while one tenant of the same fleet drains a backlog: one Fleet
+// over 1 + -fleet.crit.tenants tenant schemas of one PostgreSQL database;
+// the busy tenant holds -fleet.backlog events when the fleet starts; the
+// quiet tenants commit time-critical events (txoutbox, wired to the
+// fleet's relay of their table) at -fleet.crit.rate per second until the
+// backlog is drained. Latency is commit to JetStream ack (the relay's
+// PublishedHook). Target p99 ≤ 10 ms. Command:
+//
+//	go test -run '^$' -bench '^BenchmarkFleetCrossTenant$' -benchtime=1x -timeout 30m ./bench/
+func BenchmarkFleetCrossTenant(b *testing.B) {
+	nQ := *fleetCritTenants
+	td := newTenantDB(b, 1+nQ)
+	nc, js := benchJetStream(b)
+	pub := benchPublisher(b, js, nc, "jetstream")
+	db, _ := openCounted(b, td.dsn)
+	for i := 0; i < b.N; i++ {
+		busyD, _ := pgDialect(td.table(0))
+		seedTable(b, td.admin, busyD, *fleetBacklog, 1000)
+		busy := &countHook{target: int64(*fleetBacklog), done: make(chan struct{})}
+		quiet := &latencyHook{}
+		f, err := relay.NewFleet(relay.FleetConfig{
+			Sources:   []relay.Source{{Name: "tenants", DB: db, Dialect: pgDialect, Patterns: []string{td.pattern()}}},
+			Publisher: pub,
+			Relay:     relay.Config{Logger: quietSlog()},
+			Hooks: func(_, table string) relay.Hooks {
+				if table == td.table(0) {
+					return busy
+				}
+				return quiet
+			},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		obs := make([]*txoutbox.Outbox, nQ)
+		for k := range nQ {
+			r, err := f.Relay("tenants", td.table(k+1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			d, _ := pgDialect(td.table(k + 1))
+			if obs[k], err = txoutbox.New(db, d, txoutbox.WithRelay(r)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- f.Run(ctx) }()
+		begin := time.Now()
+		tick := time.NewTicker(time.Second / time.Duration(*fleetCritRate))
+		commits := 0
+	loop:
+		for {
+			select {
+			case <-busy.done:
+				break loop
+			case <-tick.C:
+			}
+			ob := obs[commits%nQ]
+			tx, err := ob.Begin(ctx, nil, txoutbox.TimeCritical())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: fmt.Sprintf("q-%d", commits%100),
+				EventType: "order.placed", Payload: payload, ContentType: "application/json"}); err != nil {
+				b.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			commits++
+		}
+		tick.Stop()
+		drain := time.Since(begin)
+		time.Sleep(time.Second) // the last commits' publishes
+		cancel()
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+		quiet.mu.Lock()
+		lat := slices.Clone(quiet.lat)
+		quiet.mu.Unlock()
+		if len(lat) < commits {
+			b.Fatalf("cross-tenant: %d of %d time-critical events published", len(lat), commits)
+		}
+		slices.Sort(lat)
+		at := func(p float64) float64 {
+			return float64(lat[min(int(p*float64(len(lat))), len(lat)-1)]) / 1e6
+		}
+		b.ReportMetric(at(0.50), "p50-ms")
+		b.ReportMetric(at(0.99), "p99-ms")
+		b.ReportMetric(float64(lat[len(lat)-1])/1e6, "max-ms")
+		b.ReportMetric(float64(commits), "critical-events")
+		b.ReportMetric(float64(*fleetBacklog)/drain.Seconds(), "busy-drain-events/s")
+	}
+	b.ReportMetric(0, "ns/op")
+}

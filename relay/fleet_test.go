@@ -1,0 +1,402 @@
+package relay
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/internal/dbinstance"
+	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/notify"
+)
+
+// fleetEnv is one test database with outbox tables made by name.
+type fleetEnv struct {
+	tgt testdb.Target
+	db  *sql.DB
+	mk  func(table string) (dialects.Dialect, error)
+}
+
+// table migrates an outbox table and returns its env.
+func (fe fleetEnv) table(t *testing.T, name string) env {
+	t.Helper()
+	d, err := fe.mk(name)
+	if err != nil {
+		t.Fatalf("dialect %s: %v", name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.Migrate(ctx, fe.db); err != nil {
+		t.Fatalf("migrate %s: %v", name, err)
+	}
+	parts, err := d.Partitions(ctx, fe.db)
+	if err != nil {
+		t.Fatalf("partitions %s: %v", name, err)
+	}
+	return env{db: fe.db, d: d, parts: parts}
+}
+
+// drop drops an outbox table and its side tables.
+func (fe fleetEnv) drop(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	var q string
+	switch fe.tgt.Dialect {
+	case "postgres":
+		q = `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND (tablename = $1 OR tablename LIKE $1 || '\_%')`
+	case "mysql":
+		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND (table_name = ? OR table_name LIKE CONCAT(?, '\_%'))`
+	default:
+		q = `SELECT name FROM sqlite_master WHERE type = 'table' AND (name = ?1 OR name LIKE ?1 || '\_%' ESCAPE '\')`
+	}
+	args := []any{name}
+	if fe.tgt.Dialect == "mysql" {
+		args = append(args, name)
+	}
+	rows, err := fe.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		t.Fatalf("list tables of %s: %v", name, err)
+	}
+	var tables []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, s)
+	}
+	rows.Close()
+	if len(tables) == 0 {
+		t.Fatalf("drop %s: no tables found", name)
+	}
+	for _, s := range tables {
+		stmt := "DROP TABLE " + s
+		if fe.tgt.Dialect == "postgres" {
+			stmt += " CASCADE"
+		}
+		if _, err := fe.db.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+}
+
+// fleetConfig returns a fleet config for one source on fe, with short
+// timings.
+func fleetConfig(fe fleetEnv, owner string, pub Publisher, tables, patterns []string) FleetConfig {
+	cfg := FleetConfig{
+		Sources:          []Source{{Name: "main", DB: fe.db, Dialect: fe.mk, Tables: tables, Patterns: patterns}},
+		Publisher:        pub,
+		Relay:            testConfig(owner),
+		DiscoverInterval: 100 * time.Millisecond,
+	}
+	cfg.Relay.PollInterval = 100 * time.Millisecond
+	return cfg
+}
+
+// startFleet runs f until the returned stop is called (or the test ends).
+func startFleet(t *testing.T, f *Fleet) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Fleet.Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// ownersOf returns how many partitions each live relay name owns in e's table.
+func ownersOf(t *testing.T, e env) map[string]int {
+	t.Helper()
+	o, err := e.d.Ownership(context.Background(), e.db)
+	if err != nil {
+		t.Fatalf("ownership: %v", err)
+	}
+	names := map[string]string{}
+	for _, r := range o.Relays {
+		names[r.Token] = r.Name
+	}
+	out := map[string]int{}
+	for _, p := range o.Partitions {
+		if p.Live {
+			out[names[p.Owner]]++
+		}
+	}
+	return out
+}
+
+func serving(f *Fleet, table string) (TableState, bool) {
+	for _, s := range f.Tables() {
+		if s.Table == table || strings.HasSuffix(s.Table, "."+table) {
+			return s, true
+		}
+	}
+	return TableState{}, false
+}
+
+// TestFleetServesManyTables runs two fleets (two processes' worth) over
+// tables named and found by pattern: every event of every table is
+// published once and in aggregate order, each table's partitions are split
+// between the fleets, a table created while they run starts flowing, a
+// dropped one stops without an error, and when one fleet stops the other
+// takes every partition of every table.
+func TestFleetServesManyTables(t *testing.T) {
+	for _, tgt := range testdb.Targets() {
+		t.Run(tgt.Name, func(t *testing.T) {
+			db, _ := tgt.Open(t)
+			fe := fleetEnv{tgt: tgt, db: db, mk: testdb.TableDialect(tgt.Dialect)}
+			envs := map[string]env{}
+			for _, n := range []string{"fleet_a", "fleet_b", "tenant_c", "tenant_d"} {
+				envs[n] = fe.table(t, n)
+			}
+			rec := newRecorder(nil)
+			tables, patterns := []string{"fleet_a", "fleet_b"}, []string{"tenant_*"}
+			f1, err := NewFleet(fleetConfig(fe, "fleet-1", rec, tables, patterns))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f2, err := NewFleet(fleetConfig(fe, "fleet-2", rec, tables, patterns))
+			if err != nil {
+				t.Fatal(err)
+			}
+			startFleet(t, f1)
+			stop2 := startFleet(t, f2)
+
+			want := 0
+			for n, e := range envs {
+				for a := range 4 {
+					e.insert(t, e.events(fmt.Sprintf("%s-%d", n, a), 0, 10))
+					want += 10
+				}
+			}
+			waitFor(t, 30*time.Second, "every event published", func() bool { return rec.published() == want })
+			waitFor(t, 10*time.Second, "partitions split between the fleets", func() bool {
+				for _, e := range envs {
+					o := ownersOf(t, e)
+					if o["fleet-1"] == 0 || o["fleet-2"] == 0 || o["fleet-1"]+o["fleet-2"] != e.parts {
+						return false
+					}
+				}
+				return true
+			})
+
+			// A new tenant's table is found and flows.
+			e := fe.table(t, "tenant_e")
+			e.insert(t, e.events("tenant_e-0", 0, 10))
+			want += 10
+			waitFor(t, 30*time.Second, "the new table's events published", func() bool { return rec.published() == want })
+
+			// A dropped tenant stops cleanly.
+			fe.drop(t, "tenant_d")
+			waitFor(t, 30*time.Second, "the dropped table no longer served", func() bool {
+				s, ok := serving(f1, "tenant_d")
+				return ok && !s.Serving && s.Err == nil
+			})
+
+			// One fleet stops: the other takes every partition of every table.
+			stop2()
+			delete(envs, "tenant_d")
+			envs["tenant_e"] = e
+			waitFor(t, 30*time.Second, "the remaining fleet owns every partition", func() bool {
+				for _, e := range envs {
+					if ownersOf(t, e)["fleet-1"] != e.parts {
+						return false
+					}
+				}
+				return true
+			})
+			for n, e := range envs {
+				e.insert(t, e.events(n+"-0", 10, 5))
+				want += 5
+			}
+			waitFor(t, 30*time.Second, "events after the stop published", func() bool { return rec.published() == want })
+			rec.check(t)
+			for _, s := range f1.Tables() {
+				if s.Err != nil {
+					t.Errorf("table %s: %v", s.Table, s.Err)
+				}
+			}
+		})
+	}
+}
+
+// TestFleetOneLockConnection checks that a fleet's connections grow with
+// databases, not tables: twelve tables of one database are served with
+// one connection for their locks and one watching, besides the pool's
+// idle ones.
+func TestFleetOneLockConnection(t *testing.T) {
+	for _, tgt := range testdb.Targets() {
+		if tgt.Dialect == "sqlite" {
+			continue // no connection holds SQLite's leases
+		}
+		t.Run(tgt.Name, func(t *testing.T) {
+			db, _ := tgt.Open(t)
+			db.SetMaxIdleConns(2)
+			fe := fleetEnv{tgt: tgt, db: db, mk: testdb.TableDialect(tgt.Dialect)}
+			var envs []env
+			var names []string
+			for i := range 12 {
+				n := fmt.Sprintf("conn_%02d", i)
+				envs = append(envs, fe.table(t, n))
+				names = append(names, n)
+			}
+			rec := newRecorder(nil)
+			f, err := NewFleet(fleetConfig(fe, "fleet-conn", rec, names, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			startFleet(t, f)
+			for i, e := range envs {
+				e.insert(t, e.events(fmt.Sprintf("agg-%d", i), 0, 3))
+			}
+			waitFor(t, 30*time.Second, "every event published", func() bool { return rec.published() == 3*len(envs) })
+			waitFor(t, 10*time.Second, "every partition owned", func() bool {
+				for _, e := range envs {
+					if ownersOf(t, e)["fleet-conn"] != e.parts {
+						return false
+					}
+				}
+				return true
+			})
+			// Held: the lock connection and the anchor's watch; the pool
+			// keeps at most 2 idle ones for reads and marks.
+			if n := db.Stats().OpenConnections; n > 2+2 {
+				t.Errorf("the fleet holds %d connections for %d tables; want at most 4", n, len(envs))
+			}
+			rec.check(t)
+		})
+	}
+}
+
+// TestFleetConfigErrors checks that NewFleet refuses bad configurations.
+func TestFleetConfigErrors(t *testing.T) {
+	db, _ := testdb.SQLite(t)
+	mk := testdb.TableDialect("sqlite")
+	pub := newRecorder(nil)
+	ok := Source{Name: "a", DB: db, Dialect: mk, Tables: []string{"outbox"}}
+	cases := map[string]FleetConfig{
+		"no sources":     {Publisher: pub},
+		"no name":        {Publisher: pub, Sources: []Source{{DB: db, Dialect: mk, Tables: []string{"outbox"}}}},
+		"duplicate name": {Publisher: pub, Sources: []Source{ok, ok}},
+		"no db":          {Publisher: pub, Sources: []Source{{Name: "a", Dialect: mk, Tables: []string{"outbox"}}}},
+		"no dialect":     {Publisher: pub, Sources: []Source{{Name: "a", DB: db, Tables: []string{"outbox"}}}},
+		"no tables":      {Publisher: pub, Sources: []Source{{Name: "a", DB: db, Dialect: mk}}},
+		"no publisher":   {Sources: []Source{ok}},
+		"bad table":      {Publisher: pub, Sources: []Source{{Name: "a", DB: db, Dialect: mk, Tables: []string{"no such; table"}}}},
+		"relay sources":  {Publisher: pub, Sources: []Source{ok}, Relay: Config{Sources: []notify.Source{failingSource{}}}},
+		"bad relay":      {Publisher: pub, Sources: []Source{ok}, Relay: Config{BatchSize: -1}},
+		"bad discover":   {Publisher: pub, Sources: []Source{ok}, DiscoverInterval: -time.Second},
+	}
+	for name, cfg := range cases {
+		if _, err := NewFleet(cfg); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%s: got %v, want ErrInvalidConfig", name, err)
+		}
+	}
+	f, err := NewFleet(FleetConfig{Publisher: pub, Sources: []Source{ok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Relay("b", "outbox"); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("Relay of an unknown source: got %v", err)
+	}
+	r1, err := f.Relay("a", "outbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2, _ := f.Relay("a", "outbox"); r2 != r1 {
+		t.Error("Relay returned two relays for one table")
+	}
+}
+
+// TestFleetIsolation checks that a table at another schema version and a
+// database that stops affect only themselves: the other tables flow, and
+// Tables says which table is unhealthy and why.
+func TestFleetIsolation(t *testing.T) {
+	tgt := testdb.Targets()[1] // postgres-libpq
+	db, _ := tgt.Open(t)
+	fe := fleetEnv{tgt: tgt, db: db, mk: testdb.TableDialect("postgres")}
+	a, b := fe.table(t, "iso_a"), fe.table(t, "iso_b")
+	fe.table(t, "iso_old")
+	// iso_old forgets its last migration: its schema is at an older version.
+	if _, err := db.Exec(`DELETE FROM iso_old_migrations WHERE version = (SELECT max(version) FROM iso_old_migrations)`); err != nil {
+		t.Fatal(err)
+	}
+
+	inst := dbinstance.PostgreSQL(t)
+	ctx := context.Background()
+	if err := inst.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	downDB, err := sql.Open("postgres", inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { downDB.Close() })
+	down := fleetEnv{tgt: tgt, db: downDB, mk: fe.mk}.table(t, "outbox")
+
+	rec := newRecorder(nil)
+	cfg := fleetConfig(fe, "fleet-iso", rec, []string{"iso_a", "iso_b", "iso_old"}, nil)
+	cfg.Sources = append(cfg.Sources, Source{Name: "down", DB: downDB, Dialect: fe.mk, Tables: []string{"outbox"}})
+	f, err := NewFleet(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startFleet(t, f)
+	want := 0
+	for _, e := range []env{a, b, down} {
+		e.insert(t, e.events("first", want, 5))
+		want += 5
+	}
+	waitFor(t, 30*time.Second, "the healthy tables' events published", func() bool { return rec.published() == want })
+	waitFor(t, 10*time.Second, "the old table reported", func() bool {
+		s, ok := serving(f, "iso_old")
+		return ok && !s.Serving && errors.Is(s.Err, dialects.ErrSchemaVersion)
+	})
+
+	if err := inst.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the stopped database's table reported", func() bool {
+		for _, s := range f.Tables() {
+			if s.Source == "down" && s.Err != nil {
+				return true
+			}
+		}
+		return false
+	})
+	for _, e := range []env{a, b} {
+		e.insert(t, e.events("during", want, 5))
+		want += 5
+	}
+	waitFor(t, 30*time.Second, "events published while the other database is down", func() bool { return rec.published() == want })
+	for _, s := range f.Tables() {
+		if s.Source == "main" && s.Table != "iso_old" && s.Err != nil {
+			t.Errorf("table %s of the healthy database: %v", s.Table, s.Err)
+		}
+	}
+
+	if err := inst.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	down.insert(t, down.events("after", want, 5))
+	want += 5
+	waitFor(t, 60*time.Second, "the restarted database's events published", func() bool { return rec.published() == want })
+	waitFor(t, 30*time.Second, "the restarted database's table healthy", func() bool {
+		s, ok := serving(f, "outbox")
+		return ok && s.Serving && s.Err == nil
+	})
+	rec.check(t)
+}
