@@ -388,8 +388,33 @@ type Dialect interface {
 
 	// OpenSession starts a relay's ownership session (see Session). relay
 	// names the relay in the relays table; lease is how long ownership
-	// lasts without a Check on dialects that use leases.
+	// lasts without a Check on dialects that use leases. It is
+	// OpenSessionOn on a Locker of the session's own, which the session's
+	// Close closes: its locks have a connection to themselves.
 	OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (Session, error)
+	// OpenSessionOn starts a relay's ownership session for this table on
+	// l: its member lock and partition locks are held by l's connection,
+	// shared with the sessions of other tables of the same database (l's
+	// DB), so that one connection holds the locks of any number of
+	// tables. One session per table per Locker: a second fails with
+	// ErrLockerTableInUse. Where it differs from a session of OpenSession:
+	//
+	//   - every statement that needs the lock connection runs through
+	//     l.Do, which never holds the connection between calls;
+	//   - Close releases this table's partitions, its member lock and its
+	//     relay row only, and every lock of this table the connection still
+	//     holds (one a failed statement left), never the locks of other
+	//     tables; l stays open;
+	//   - a statement error of the session makes the session lost
+	//     (ErrSessionLost from then on), not l: l is lost only when its
+	//     connection is (Locker.Do), and then every session on it is lost;
+	//   - WaitChange waits on a watch connection of its own, opened on its
+	//     first use: only the sessions that wait hold one.
+	//
+	// Lease dialects (SQLite) keep no lock on a connection: their sessions
+	// use l's DB as OpenSession does and never l's connection, and end
+	// (ErrSessionLost) once l is lost or closed.
+	OpenSessionOn(ctx context.Context, l *Locker, relay string, lease time.Duration) (Session, error)
 	// Read returns pending rows of owned partitions (see the rules above).
 	Read(ctx context.Context, db *sql.DB, req ReadRequest) (ReadResult, error)
 	// ReadCritical returns the time-critical rows of owned partitions that

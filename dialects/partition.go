@@ -53,12 +53,14 @@ func PartitionOf(aggregateType, aggregateID string, n int) int {
 }
 
 // Session is one relay's hold on partitions, opened by
-// Dialect.OpenSession. A partition has at most one owning session at a time.
+// Dialect.OpenSession or Dialect.OpenSessionOn. A partition has at most one
+// owning session at a time.
 //
 // Dialects with session-scoped locks (PostgreSQL, MariaDB/MySQL) hold a
-// lock per owned partition on a dedicated connection, so ownership ends with
-// the connection and an idle relay writes nothing; SQLite keeps a lease per
-// partition that Check renews.
+// lock per owned partition on a Locker's connection (a dedicated one for a
+// session of OpenSession, one shared by the sessions of many tables for
+// OpenSessionOn), so ownership ends with the connection and an idle relay
+// writes nothing; SQLite keeps a lease per partition that Check renews.
 //
 // Every take writes the session's Token as the partition's owner and bumps
 // its epoch; Mark and Fail are fenced by the token. A Session is used by one
@@ -93,7 +95,9 @@ type Session interface {
 	// next rebalance. Lease dialects, whose waits read the relays
 	// periodically, return nil at once.
 	Nudge(ctx context.Context) error
-	// Close releases every partition and ends the session.
+	// Close releases every partition and ends the session. A session of
+	// OpenSessionOn releases only its own table's partitions and locks and
+	// leaves its Locker open.
 	Close() error
 }
 

@@ -110,6 +110,9 @@ func (d *fakeDialect) InsertHandoff(ctx context.Context, q dialects.Querier, eve
 func (d *fakeDialect) OpenSession(context.Context, *sql.DB, string, time.Duration) (dialects.Session, error) {
 	return nil, errNotImplemented
 }
+func (d *fakeDialect) OpenSessionOn(context.Context, *dialects.Locker, string, time.Duration) (dialects.Session, error) {
+	return nil, errNotImplemented
+}
 func (d *fakeDialect) Read(context.Context, *sql.DB, dialects.ReadRequest) (dialects.ReadResult, error) {
 	return dialects.ReadResult{}, errNotImplemented
 }

@@ -74,6 +74,12 @@ type Target struct {
 	// dialects: the server terminates the session's connection), without
 	// calling any method of s. Required unless Leases.
 	KillSession func(t testing.TB, db *sql.DB, s dialects.Session)
+	// LockHolders returns a query, with its arguments, whose rows (one
+	// integer column) are the server connections (PostgreSQL backend pids,
+	// MariaDB/MySQL connection ids) holding a lock of d's table, its
+	// sessions' member locks and partition locks, each once. Nil skips the
+	// tests that count them (lease dialects hold no locks).
+	LockHolders func(t testing.TB, db *sql.DB, d dialects.Dialect) (query string, args []any)
 	// MaxTableName is the longest table name WithTable accepts (the
 	// dialect's MaxTableName); 0 skips the test of the limit.
 	MaxTableName int
@@ -128,6 +134,13 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("WaitChangeAloneDeath", func(t *testing.T) { testWaitChangeAloneDeath(t, tgt) })
 	t.Run("WaitChangeCancelled", func(t *testing.T) { testWaitChangeCancelled(t, tgt) })
 	t.Run("SharedDialect", func(t *testing.T) { testSharedDialect(t, tgt) })
+	t.Run("LockerSessions", func(t *testing.T) { testLockerSessions(t, tgt) })
+	t.Run("LockerOneConnection", func(t *testing.T) { testLockerOneConnection(t, tgt) })
+	t.Run("LockerClosed", func(t *testing.T) { testLockerClosed(t, tgt) })
+	t.Run("LockerKilled", func(t *testing.T) { testLockerKilled(t, tgt) })
+	t.Run("LockerDroppedTable", func(t *testing.T) { testLockerDroppedTable(t, tgt) })
+	t.Run("LockerFailedClose", func(t *testing.T) { testLockerFailedClose(t, tgt) })
+	t.Run("LockerConcurrent", func(t *testing.T) { testLockerConcurrent(t, tgt) })
 	t.Run("ReadPartitionsOrderLimit", func(t *testing.T) { testReadPartitionsOrderLimit(t, tgt) })
 	t.Run("ReadLateCommit", func(t *testing.T) { testReadLateCommit(t, tgt) })
 	t.Run("ReadBlocks", func(t *testing.T) { testReadBlocks(t, tgt) })

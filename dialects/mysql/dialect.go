@@ -134,7 +134,7 @@ func New(opts ...Option) (*Dialect, error) {
 		unlock: query("session_unlock.sql"), check: query("session_check.sql"), view: query("session_view.sql"),
 		wait: query("session_wait.sql"), waitRelease: query("session_wait_release.sql"),
 		close: query("session_close.sql"), closeRelay: query("session_close_relay.sql"),
-		unlockAll: load("session_unlock_all.sql"), kick: query("session_kick.sql"),
+		unlockTable: query("session_unlock_table.sql"), kick: query("session_kick.sql"),
 		waitID: load("session_wait_id.sql"),
 	}
 	d.database = load("database.sql")

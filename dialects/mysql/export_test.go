@@ -4,8 +4,16 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/jitoutbox/jitoutbox/dialects"
+
 	"github.com/jitoutbox/jitoutbox/internal/migrate"
 )
+
+// LockPrefix exposes the GET_LOCK name prefix of d's table in q's
+// database to the package's external tests.
+func LockPrefix(ctx context.Context, d *Dialect, q dialects.Querier) (string, error) {
+	return d.lockPrefix(ctx, q)
+}
 
 // MigrateTo applies d's migrations up to version, as Migrate does: the
 // schema of an earlier release, for upgrade tests with data in the table.

@@ -56,6 +56,7 @@ func target(parseTime bool) dialecttest.Target {
 			{"outbox", "partitions", "idempotency_keys", "headers_longtext_part_check", "critical_index"},
 		},
 		KillSession:  killSession,
+		LockHolders:  lockHolders,
 		MaxTableName: mysql.MaxTableName,
 		IdentLimit:   64,
 	}
@@ -116,6 +117,21 @@ func killSession(t testing.TB, db *sql.DB, s dialects.Session) {
 	if _, err := db.ExecContext(t.Context(), "KILL CONNECTION "+strconv.FormatInt(id.Int64, 10)); err != nil {
 		t.Fatalf("kill the session's connection: %v", err)
 	}
+}
+
+// lockHolders returns the query of the connections holding a partition
+// lock or a member lock of d's table.
+func lockHolders(t testing.TB, db *sql.DB, d dialects.Dialect) (string, []any) {
+	t.Helper()
+	prefix, err := mysql.LockPrefix(t.Context(), d.(*mysql.Dialect), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `SELECT DISTINCT h FROM (
+			SELECT IS_USED_LOCK(CONCAT(?, 'p', part)) AS h FROM ` + d.Table() + `_partitions
+			UNION ALL
+			SELECT IS_USED_LOCK(CONCAT(?, 'm', id)) FROM ` + d.Table() + `_relays
+		) x WHERE h IS NOT NULL`, []any{prefix, prefix}
 }
 
 // openMySQL opens a *sql.DB on a fresh database (dropped on cleanup) from

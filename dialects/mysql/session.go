@@ -21,8 +21,8 @@ import (
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
 	open, lock, gc, take, own, release, unlock, check, view *sqlkit.Query
-	wait, waitRelease, close, closeRelay, kick              *sqlkit.Query
-	unlockAll, waitID                                       string
+	wait, waitRelease, close, closeRelay, unlockTable, kick *sqlkit.Query
+	waitID                                                  string
 }
 
 const (
@@ -36,51 +36,110 @@ const (
 	// aloneWaitSeconds bounds a lone relay's wait on its own member lock,
 	// which cannot outlive the relay (its session connection goes with it).
 	aloneWaitSeconds = 24 * 60 * 60
+	// closeTimeout bounds the statements of Close.
+	closeTimeout = 5 * time.Second
+	// unlockPasses bounds the runs of session_unlock_table.sql in Close:
+	// each frees one hold of each lock, and no lock of a session is held
+	// more than once unless a statement failed halfway.
+	unlockPasses = 8
 )
 
-// session is a relay's ownership session: a dedicated connection holding
-// the session's member lock and one GET_LOCK lock per owned partition.
+// session is a relay's ownership session: its member lock and one
+// GET_LOCK lock per owned partition, held by a Locker's connection.
 // Lock names are "jitoutbox.<namespace>.m<relay id>" and
 // "jitoutbox.<namespace>.p<partition>" (see Dialect.lockPrefix), well under
 // the 64 characters MySQL allows.
 type session struct {
-	d     *Dialect
-	db    *sql.DB
-	conn  *sql.Conn // the session connection: its locks are the ownership
-	watch *sql.Conn // WaitChange's connection, opened on first use
+	d *Dialect
+	l *dialects.Locker
+	// ownLocker is set when l is the session's own (OpenSession): Close
+	// closes it.
+	ownLocker bool
+	release   func()    // frees the table's place on l (Locker.Reserve)
+	watch     *sql.Conn // WaitChange's connection, opened on first use
 	// watchID is the server thread id of watch.
 	watchID int64
 	token   string
+	id      int64            // the session's relays row id (its member lock)
 	prefix  string           // lock name prefix of the table
 	mu      sync.Mutex       // guards ids: WaitChange runs beside the other methods
 	ids     map[string]int64 // relay token -> relays.id, from the last View
 	lost    bool
+	closed  bool
 }
 
 var _ dialects.Session = (*session)(nil)
 
-// OpenSession opens a dedicated connection, registers the relay session in
-// <table>_relays and takes its member lock in the same transaction.
-// Ownership lasts as long as that connection: run relays directly against
-// the server or behind a proxy that keeps one server connection per client
-// connection (GET_LOCK locks belong to the server connection).
+// OpenSession opens a Locker of its own, a dedicated connection, and the
+// session on it (OpenSessionOn); Close closes both. Ownership lasts as long
+// as that connection: run relays directly against the server or behind a
+// proxy that keeps one server connection per client connection (GET_LOCK
+// locks belong to the server connection).
 func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
-	conn, err := db.Conn(ctx)
+	l, err := dialects.OpenLocker(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: open session: %w", err)
 	}
-	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
-	if err := s.open(ctx, relay); err != nil {
-		discard(conn)
-		if _, perr := d.Partitions(ctx, db); perr != nil {
-			return nil, perr
-		}
-		return nil, fmt.Errorf("mysql: open session: %w", err)
+	s, err := d.openOn(ctx, l, relay)
+	if err != nil {
+		_ = l.Close()
+		return nil, err
 	}
-	// Forget relays that are gone; a failure only leaves rows behind.
-	_, _ = sqlkit.Exec(ctx, conn, d.sess.gc, sql.Named("member_prefix", s.prefix+"m"), sql.Named("before", sqlkit.UTC(time.Now().Add(-gcAge))))
-	s.kick(ctx)
+	s.ownLocker = true
 	return s, nil
+}
+
+// OpenSessionOn registers the relay session in <table>_relays and takes its
+// member lock in the same transaction on l's connection, which holds the
+// locks of the sessions of other tables too (see dialects.Dialect). The
+// table's lock names have a prefix of their own (a hash of the database
+// and table name).
+func (d *Dialect) OpenSessionOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (dialects.Session, error) {
+	return d.openOn(ctx, l, relay)
+}
+
+// openOn opens the session on l: it reserves the table's place on l,
+// registers the relay, forgets the relays that are gone and interrupts the
+// waits of the others.
+func (d *Dialect) openOn(ctx context.Context, l *dialects.Locker, relay string) (*session, error) {
+	s := &session{d: d, l: l, token: newToken(relay)}
+	err := l.Do(ctx, func(conn *sql.Conn) error {
+		var err error
+		s.prefix, err = d.lockPrefix(ctx, conn)
+		return err
+	})
+	if err != nil {
+		return nil, d.openErr(ctx, l, err)
+	}
+	if s.release, err = l.Reserve("mysql " + s.prefix); err != nil {
+		return nil, fmt.Errorf("mysql: open session of %s: %w", d.table, err)
+	}
+	err = l.Do(ctx, func(conn *sql.Conn) error {
+		if err := s.open(ctx, conn, relay); err != nil {
+			return err
+		}
+		// Forget relays that are gone; a failure only leaves rows behind.
+		_, _ = sqlkit.Exec(ctx, conn, d.sess.gc, sql.Named("member_prefix", s.prefix+"m"), sql.Named("before", sqlkit.UTC(time.Now().Add(-gcAge))))
+		s.kick(ctx, conn)
+		return nil
+	})
+	if err != nil {
+		// Free what the failed statement may have left on l's connection
+		// (a member lock), and the table's place on l.
+		s.lost = true
+		_ = s.Close()
+		return nil, d.openErr(ctx, l, err)
+	}
+	return s, nil
+}
+
+// openErr returns the error of a session that failed to open: the schema's
+// when the table is not at this version (ErrSchemaVersion), else err.
+func (d *Dialect) openErr(ctx context.Context, l *dialects.Locker, err error) error {
+	if _, perr := d.Partitions(ctx, l.DB()); perr != nil {
+		return perr
+	}
+	return fmt.Errorf("mysql: open session: %w", err)
 }
 
 // watchMarker is the comment that marks the table's WaitChange statements
@@ -88,9 +147,15 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 func (s *session) watchMarker() string { return "jitoutbox-watch " + s.prefix }
 
 // Nudge implements dialects.Session: it kills the other relays' waits
-// (kick).
+// (kick), on the locker's connection.
 func (s *session) Nudge(ctx context.Context) error {
-	s.kick(ctx)
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		s.kick(ctx, conn)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mysql: nudge: %w", err)
+	}
 	return nil
 }
 
@@ -98,8 +163,8 @@ func (s *session) Nudge(ctx context.Context) error {
 // see this session and watch the right relay. Best effort: a user that may
 // not kill the others' queries leaves them to notice at their next
 // rebalance.
-func (s *session) kick(ctx context.Context) {
-	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.kick, sql.Named("pattern", "%"+s.watchMarker()+" %"))
+func (s *session) kick(ctx context.Context, conn *sql.Conn) {
+	rows, err := sqlkit.QueryRows(ctx, conn, s.d.sess.kick, sql.Named("pattern", "%"+s.watchMarker()+" %"))
 	if err != nil {
 		return
 	}
@@ -113,19 +178,14 @@ func (s *session) kick(ctx context.Context) {
 	rows.Close()
 	for _, id := range ids {
 		// A server-given thread id, formatted here: KILL takes no placeholder.
-		_, _ = s.conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
+		_, _ = conn.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(id, 10))
 	}
 }
 
 // open registers the session and takes its member lock before COMMIT, so
 // that the relay row is never visible without its lock held.
-func (s *session) open(ctx context.Context, relay string) error {
-	prefix, err := s.d.lockPrefix(ctx, s.conn)
-	if err != nil {
-		return err
-	}
-	s.prefix = prefix
-	tx, err := s.conn.BeginTx(ctx, nil)
+func (s *session) open(ctx context.Context, conn *sql.Conn, relay string) error {
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -134,16 +194,15 @@ func (s *session) open(ctx context.Context, relay string) error {
 	if err != nil {
 		return err
 	}
-	id, err := res.LastInsertId()
-	if err != nil {
+	if s.id, err = res.LastInsertId(); err != nil {
 		return err
 	}
 	var got sql.NullInt64
-	if err := sqlkit.QueryRow(ctx, tx, s.d.sess.lock, sql.Named("name", s.member(id))).Scan(&got); err != nil {
+	if err := sqlkit.QueryRow(ctx, tx, s.d.sess.lock, sql.Named("name", s.member(s.id))).Scan(&got); err != nil {
 		return err
 	}
 	if got.Int64 != 1 {
-		return fmt.Errorf("member lock %q is held by another connection", s.member(id))
+		return fmt.Errorf("member lock %q is held by another connection", s.member(s.id))
 	}
 	return tx.Commit()
 }
@@ -173,10 +232,10 @@ func (s *session) fail(op string, err error) error {
 	return fmt.Errorf("mysql: session %s: %w: %w", op, dialects.ErrSessionLost, err)
 }
 
-// ints runs a query on the session connection that returns partitions in
-// its first column, and those whose second column (when there is one) is 1.
-func (s *session) ints(ctx context.Context, query *sqlkit.Query, args ...sql.NamedArg) ([]int, error) {
-	rows, err := sqlkit.QueryRows(ctx, s.conn, query, args...)
+// ints runs a query on conn that returns partitions in its first column,
+// and those whose second column (when there is one) is 1.
+func ints(ctx context.Context, conn *sql.Conn, query *sqlkit.Query, args ...sql.NamedArg) ([]int, error) {
+	rows, err := sqlkit.QueryRows(ctx, conn, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -211,19 +270,24 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	pp := sql.Named("part_prefix", s.prefix+"p")
-	taken, err := s.ints(ctx, s.d.sess.take, pp, sql.Named("parts", parts))
+	var taken []int
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		var err error
+		taken, err = ints(ctx, conn, s.d.sess.take, sql.Named("part_prefix", s.prefix+"p"), sql.Named("parts", parts))
+		if err != nil || len(taken) == 0 {
+			return err
+		}
+		_, err = sqlkit.Exec(ctx, conn, s.d.sess.own, sql.Named("token", s.token), sql.Named("now", sqlkit.UTC(now)),
+			sql.Named("parts", taken))
+		return err
+	})
 	if err != nil {
-		// Some locks may be held with no owner recorded: end the session.
+		// Some locks may be held with no owner recorded: end the session
+		// (its Close frees them).
 		return nil, s.fail("take", err)
 	}
 	if len(taken) == 0 {
 		return nil, nil
-	}
-	_, err = sqlkit.Exec(ctx, s.conn, s.d.sess.own, sql.Named("token", s.token), sql.Named("now", sqlkit.UTC(now)),
-		sql.Named("parts", taken))
-	if err != nil {
-		return nil, s.fail("take", err)
 	}
 	return taken, nil
 }
@@ -232,10 +296,14 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 	if len(parts) == 0 || s.lost {
 		return nil
 	}
-	if _, err := sqlkit.Exec(ctx, s.conn, s.d.sess.release, sql.Named("token", s.token), sql.Named("parts", parts)); err != nil {
-		return s.fail("release", err)
-	}
-	if _, err := s.ints(ctx, s.d.sess.unlock, sql.Named("part_prefix", s.prefix+"p"), sql.Named("parts", parts)); err != nil {
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		if _, err := sqlkit.Exec(ctx, conn, s.d.sess.release, sql.Named("token", s.token), sql.Named("parts", parts)); err != nil {
+			return err
+		}
+		_, err := ints(ctx, conn, s.d.sess.unlock, sql.Named("part_prefix", s.prefix+"p"), sql.Named("parts", parts))
+		return err
+	})
+	if err != nil {
 		return s.fail("release", err)
 	}
 	return nil
@@ -245,7 +313,12 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	if s.lost {
 		return nil, time.Time{}, s.fail("check", errors.New("session already lost"))
 	}
-	owned, err := s.ints(ctx, s.d.sess.check, sql.Named("token", s.token), sql.Named("part_prefix", s.prefix+"p"))
+	var owned []int
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		var err error
+		owned, err = ints(ctx, conn, s.d.sess.check, sql.Named("token", s.token), sql.Named("part_prefix", s.prefix+"p"))
+		return err
+	})
 	if err != nil {
 		return nil, time.Time{}, s.fail("check", err)
 	}
@@ -257,11 +330,15 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if s.lost {
 		return v, s.fail("view", errors.New("session already lost"))
 	}
-	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.view, sql.Named("member_prefix", s.prefix+"m"))
-	if err != nil {
-		return v, s.fail("view", err)
-	}
-	v, ids, err := sqlkit.ScanView(rows)
+	var ids map[string]int64
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		rows, err := sqlkit.QueryRows(ctx, conn, s.d.sess.view, sql.Named("member_prefix", s.prefix+"m"))
+		if err != nil {
+			return err
+		}
+		v, ids, err = sqlkit.ScanView(rows)
+		return err
+	})
 	if err != nil {
 		return v, s.fail("view", err)
 	}
@@ -291,7 +368,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		ids[i] = strconv.FormatInt(id, 10)
 	}
 	if s.watch == nil {
-		c, err := s.db.Conn(ctx)
+		c, err := s.l.DB().Conn(ctx)
 		if err == nil {
 			if err = c.QueryRowContext(ctx, s.d.sess.waitID).Scan(&s.watchID); err != nil {
 				discard(c)
@@ -355,7 +432,7 @@ func (s *session) killWatch() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// A server-given thread id, formatted here: KILL takes no placeholder.
-	_, _ = s.db.ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(s.watchID, 10))
+	_, _ = s.l.DB().ExecContext(ctx, "KILL QUERY "+strconv.FormatInt(s.watchID, 10))
 }
 
 // dropWatch discards WaitChange's connection.
@@ -366,28 +443,54 @@ func (s *session) dropWatch() {
 	}
 }
 
-// Close clears the session's partitions and relay row, frees its locks and
-// closes its connections for good.
+// Close clears the session's partitions and relay row, frees this table's
+// locks on the locker's connection (whatever a failed statement left) and
+// closes the watch connection for good; the locker stays open unless it is
+// the session's own (OpenSession). A session already lost still frees its
+// locks where its locker lives; on a lost locker there is nothing to free
+// (the locks ended with its connection) and Close returns nil. Closing
+// twice is harmless.
 func (s *session) Close() error {
-	s.dropWatch()
-	if s.conn == nil {
+	if s.closed {
 		return nil
 	}
-	var err error
-	if !s.lost {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if _, err = sqlkit.Exec(ctx, s.conn, s.d.sess.close, sql.Named("token", s.token)); err == nil {
-			if _, err = sqlkit.Exec(ctx, s.conn, s.d.sess.closeRelay, sql.Named("token", s.token)); err == nil {
-				var n sql.NullInt64
-				err = s.conn.QueryRowContext(ctx, s.d.sess.unlockAll).Scan(&n)
-			}
+	s.closed = true
+	s.dropWatch()
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		_, cerr := sqlkit.Exec(ctx, conn, s.d.sess.close, sql.Named("token", s.token))
+		if cerr == nil {
+			_, cerr = sqlkit.Exec(ctx, conn, s.d.sess.closeRelay, sql.Named("token", s.token))
 		}
-		cancel()
+		if s.lost {
+			cerr = nil // reported when the session was lost; its table may be gone
+		}
+		return errors.Join(cerr, s.unlock(ctx, conn))
+	})
+	s.release()
+	if s.ownLocker {
+		_ = s.l.Close()
 	}
-	discard(s.conn)
-	s.conn = nil
-	if err != nil {
+	// A lost locker's connection took the session's locks with it.
+	if err != nil && !errors.Is(err, dialects.ErrSessionLost) {
 		return fmt.Errorf("mysql: close session: %w", err)
+	}
+	return nil
+}
+
+// unlock frees every hold of the table's locks conn has
+// (session_unlock_table.sql, until it frees none).
+func (s *session) unlock(ctx context.Context, conn *sql.Conn) error {
+	for range unlockPasses {
+		var n int64
+		if err := sqlkit.QueryRow(ctx, conn, s.d.sess.unlockTable, sql.Named("part_prefix", s.prefix+"p"),
+			sql.Named("member", s.member(s.id))).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
 	}
 	return nil
 }

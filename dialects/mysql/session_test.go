@@ -90,3 +90,12 @@ func TestSessionLocks(t *testing.T) {
 		t.Fatalf("WaitChange alone = %v", err)
 	}
 }
+
+// TestUnlockTableCoversEveryPartition: session_unlock_table.sql, which
+// reads no table, numbers the partitions from four base-8 digits: every
+// partition a table may have must be among them.
+func TestUnlockTableCoversEveryPartition(t *testing.T) {
+	if dialects.MaxPartitions > 8*8*8*8 {
+		t.Fatalf("MaxPartitions %d is past the 4096 partitions session_unlock_table.sql frees", dialects.MaxPartitions)
+	}
+}

@@ -122,7 +122,7 @@ func New(opts ...Option) (*Dialect, error) {
 	d.sess = sessionSQL{
 		open: query("session_open.sql"), gc: query("session_gc.sql"), kick: query("session_kick.sql"), take: query("session_take.sql"),
 		release: query("session_release.sql"), check: query("session_check.sql"), view: query("session_view.sql"),
-		close: query("session_close.sql"), wait: query("session_wait.sql"),
+		close: query("session_close.sql"), unlock: query("session_unlock.sql"), wait: query("session_wait.sql"),
 		waitPID: load("session_wait_pid.sql"), waitCancel: query("session_wait_cancel.sql"),
 	}
 	d.tableOID = load("table_oid.sql")

@@ -16,6 +16,12 @@ func MemberNamespace(ctx context.Context, d *Dialect, q dialects.Querier) (int32
 	return member, err
 }
 
+// LockNamespaces exposes the advisory lock namespaces of d's table (its
+// partitions', its relay sessions') to the package's external tests.
+func LockNamespaces(ctx context.Context, d *Dialect, q dialects.Querier) (part, member int32, err error) {
+	return d.lockNamespaces(ctx, q)
+}
+
 // MigrateTo applies d's migrations up to version, as Migrate does: the
 // schema of an earlier release, for upgrade tests with data in the table.
 func MigrateTo(ctx context.Context, d *Dialect, db *sql.DB, version int) error {

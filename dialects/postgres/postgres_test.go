@@ -46,6 +46,7 @@ func target(driver string) dialecttest.Target {
 			}
 		},
 		KillSession:  killSession,
+		LockHolders:  lockHolders,
 		MaxTableName: postgres.MaxTableName,
 		IdentLimit:   63,
 	}
@@ -106,6 +107,20 @@ func killSession(t testing.TB, db *sql.DB, s dialects.Session) {
 	if err != nil || !killed {
 		t.Fatalf("terminate the session's backend: %v (killed %v)", err, killed)
 	}
+}
+
+// lockHolders returns the query of the backends holding an advisory
+// lock in d's table's namespaces.
+func lockHolders(t testing.TB, db *sql.DB, d dialects.Dialect) (string, []any) {
+	t.Helper()
+	part, member, err := postgres.LockNamespaces(t.Context(), d.(*postgres.Dialect), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return `SELECT DISTINCT pid FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND objsubid = 2
+		  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND classid IN ($1::int::oid, $2::int::oid)`, []any{part, member}
 }
 
 // openPostgres opens a *sql.DB on a fresh schema (dropped on cleanup) with

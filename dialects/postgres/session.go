@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,8 +21,8 @@ import (
 
 // sessionSQL holds the session statements (sql/session_*.sql).
 type sessionSQL struct {
-	open, gc, kick, take, release, check, view, close, wait, waitCancel *sqlkit.Query
-	waitPID                                                             string
+	open, gc, kick, take, release, check, view, close, unlock, wait, waitCancel *sqlkit.Query
+	waitPID                                                                     string
 }
 
 // memberKeyMod maps a relay row's id to the second key of its member lock,
@@ -38,13 +39,24 @@ const cancelEvery = 100 * time.Millisecond
 // member lock free forgets it.
 const gcAge = time.Minute
 
-// session is a relay's ownership session: a dedicated connection holding
-// the session's member lock and one advisory lock per owned partition.
+// closeTimeout bounds the statements of Close.
+const closeTimeout = 5 * time.Second
+
+// unlockPasses bounds the runs of session_unlock.sql in Close: each frees
+// one hold of each lock, and no lock of a session is held more than once
+// unless a statement failed halfway.
+const unlockPasses = 8
+
+// session is a relay's ownership session: its member lock and one
+// advisory lock per owned partition, held by a Locker's connection.
 type session struct {
-	d     *Dialect
-	db    *sql.DB
-	conn  *sql.Conn // the session connection: its locks are the ownership
-	watch *sql.Conn // WaitChange's connection, opened on first use
+	d *Dialect
+	l *dialects.Locker
+	// ownLocker is set when l is the session's own (OpenSession): Close
+	// closes it.
+	ownLocker bool
+	release   func()    // frees the table's place on l (Locker.Reserve)
+	watch     *sql.Conn // WaitChange's connection, opened on first use
 	// watchPID is the backend pid of watch.
 	watchPID int32
 	token    string
@@ -53,55 +65,99 @@ type session struct {
 	mu               sync.Mutex       // guards ids: WaitChange runs beside the other methods
 	ids              map[string]int64 // relay token -> relays.id, from the last View
 	lost             bool
+	closed           bool
 }
 
 var _ dialects.Session = (*session)(nil)
 
-// OpenSession opens a dedicated connection, registers the relay session in
-// <table>_relays and takes its member lock. Ownership lasts as long as that
-// connection: run relays directly against PostgreSQL or behind a pooler in
-// session mode, never in transaction mode (a session lock would outlive its
-// client).
+// OpenSession opens a Locker of its own, a dedicated connection, and the
+// session on it (OpenSessionOn); Close closes both. Ownership lasts as long
+// as that connection: run relays directly against PostgreSQL or behind a
+// pooler in session mode, never in transaction mode (a session lock would
+// outlive its client).
 func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
-	conn, err := db.Conn(ctx)
+	l, err := dialects.OpenLocker(ctx, db)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open session: %w", err)
 	}
-	s := &session{d: d, db: db, conn: conn, token: newToken(relay)}
-	if s.partNS, s.memberNS, err = d.lockNamespaces(ctx, conn); err != nil {
-		discard(conn)
-		if _, perr := d.Partitions(ctx, db); perr != nil {
-			return nil, perr
-		}
+	s, err := d.openOn(ctx, l, relay)
+	if err != nil {
+		_ = l.Close()
 		return nil, err
 	}
-	var id int64
-	var locked any
-	err = sqlkit.QueryRow(ctx, conn, d.sess.open, sql.Named("member_ns", s.memberNS), sql.Named("token", s.token),
-		sql.Named("name", relay), sql.Named("now", sqlkit.UTC(time.Now()))).Scan(&id, &locked)
-	if err != nil {
-		discard(conn)
-		if _, perr := d.Partitions(ctx, db); perr != nil {
-			return nil, perr
-		}
-		return nil, fmt.Errorf("postgres: open session: %w", err)
-	}
-	// Forget relays that are gone; a failure only leaves rows behind.
-	_, _ = sqlkit.Exec(ctx, conn, d.sess.gc, sql.Named("member_ns", s.memberNS), sql.Named("before", sqlkit.UTC(time.Now().Add(-gcAge))))
-	// Tell the other relays' watches that a relay joined. Best effort: a
-	// role that may not cancel the others' queries leaves them to notice
-	// at their next rebalance.
-	var kicked int
-	_ = sqlkit.QueryRow(ctx, conn, d.sess.kick, sql.Named("member_ns", s.memberNS)).Scan(&kicked)
+	s.ownLocker = true
 	return s, nil
 }
 
+// OpenSessionOn registers the relay session in <table>_relays and takes its
+// member lock on l's connection, which holds the locks of the sessions of
+// other tables too (see dialects.Dialect). The table's locks are in its own
+// namespaces (a hash of its OID), so sessions of tables of one name in two
+// schemas share a Locker without sharing locks.
+func (d *Dialect) OpenSessionOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (dialects.Session, error) {
+	return d.openOn(ctx, l, relay)
+}
+
+// openOn opens the session on l: it reserves the table's place on l,
+// registers the relay, forgets the relays that are gone and interrupts the
+// waits of the others.
+func (d *Dialect) openOn(ctx context.Context, l *dialects.Locker, relay string) (*session, error) {
+	s := &session{d: d, l: l, token: newToken(relay)}
+	err := l.Do(ctx, func(conn *sql.Conn) error {
+		var err error
+		s.partNS, s.memberNS, err = d.lockNamespaces(ctx, conn)
+		return err
+	})
+	if err != nil {
+		return nil, d.openErr(ctx, l, err)
+	}
+	if s.release, err = l.Reserve("postgres " + strconv.Itoa(int(s.partNS))); err != nil {
+		return nil, fmt.Errorf("postgres: open session of %s: %w", d.table, err)
+	}
+	err = l.Do(ctx, func(conn *sql.Conn) error {
+		var id int64
+		var locked any
+		if err := sqlkit.QueryRow(ctx, conn, d.sess.open, sql.Named("member_ns", s.memberNS), sql.Named("token", s.token),
+			sql.Named("name", relay), sql.Named("now", sqlkit.UTC(time.Now()))).Scan(&id, &locked); err != nil {
+			return err
+		}
+		// Forget relays that are gone; a failure only leaves rows behind.
+		_, _ = sqlkit.Exec(ctx, conn, d.sess.gc, sql.Named("member_ns", s.memberNS), sql.Named("before", sqlkit.UTC(time.Now().Add(-gcAge))))
+		// Tell the other relays' watches that a relay joined. Best effort: a
+		// role that may not cancel the others' queries leaves them to notice
+		// at their next rebalance.
+		var kicked int
+		_ = sqlkit.QueryRow(ctx, conn, d.sess.kick, sql.Named("member_ns", s.memberNS)).Scan(&kicked)
+		return nil
+	})
+	if err != nil {
+		// Free what the failed statement may have left on l's connection
+		// (a member lock), and the table's place on l.
+		s.lost = true
+		_ = s.Close()
+		return nil, d.openErr(ctx, l, err)
+	}
+	return s, nil
+}
+
+// openErr returns the error of a session that failed to open: the schema's
+// when the table is not at this version (ErrSchemaVersion), else err.
+func (d *Dialect) openErr(ctx context.Context, l *dialects.Locker, err error) error {
+	if _, perr := d.Partitions(ctx, l.DB()); perr != nil {
+		return perr
+	}
+	return fmt.Errorf("postgres: open session: %w", err)
+}
+
 // Nudge implements dialects.Session: it cancels the other relays' waits
-// on this table's member locks (session_kick.sql), on the session's
+// on this table's member locks (session_kick.sql), on the locker's
 // connection.
 func (s *session) Nudge(ctx context.Context) error {
-	var kicked int
-	if err := sqlkit.QueryRow(ctx, s.conn, s.d.sess.kick, sql.Named("member_ns", s.memberNS)).Scan(&kicked); err != nil {
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		var kicked int
+		return sqlkit.QueryRow(ctx, conn, s.d.sess.kick, sql.Named("member_ns", s.memberNS)).Scan(&kicked)
+	})
+	if err != nil {
 		return fmt.Errorf("postgres: nudge: %w", err)
 	}
 	return nil
@@ -136,35 +192,51 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.take, sql.Named("parts", partArray(parts)), sql.Named("part_ns", s.partNS),
+	taken, err := s.parts(ctx, s.d.sess.take, sql.Named("parts", partArray(parts)), sql.Named("part_ns", s.partNS),
 		sql.Named("token", s.token), sql.Named("now", sqlkit.UTC(now)))
 	if err != nil {
-		// The locks may be held with no owner recorded: end the session.
+		// The locks may be held with no owner recorded: end the session
+		// (its Close frees them).
 		return nil, s.fail("take", err)
 	}
-	defer rows.Close()
-	var taken []int
-	for rows.Next() {
-		var p int
-		if err := rows.Scan(&p); err != nil {
-			return nil, s.fail("take", err)
-		}
-		taken = append(taken, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("take", err)
-	}
-	slices.Sort(taken)
 	return taken, nil
+}
+
+// parts runs query on the locker's connection and returns the partitions
+// its rows name, sorted.
+func (s *session) parts(ctx context.Context, query *sqlkit.Query, args ...sql.NamedArg) ([]int, error) {
+	var out []int
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		rows, err := sqlkit.QueryRows(ctx, conn, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var p int
+			if err := rows.Scan(&p); err != nil {
+				return err
+			}
+			out = append(out, p)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 func (s *session) Release(ctx context.Context, parts []int) error {
 	if len(parts) == 0 || s.lost {
 		return nil
 	}
-	var n int
-	err := sqlkit.QueryRow(ctx, s.conn, s.d.sess.release, sql.Named("parts", partArray(parts)), sql.Named("part_ns", s.partNS),
-		sql.Named("token", s.token)).Scan(&n)
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		var n int
+		return sqlkit.QueryRow(ctx, conn, s.d.sess.release, sql.Named("parts", partArray(parts)), sql.Named("part_ns", s.partNS),
+			sql.Named("token", s.token)).Scan(&n)
+	})
 	if err != nil {
 		return s.fail("release", err)
 	}
@@ -175,23 +247,10 @@ func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, e
 	if s.lost {
 		return nil, time.Time{}, s.fail("check", errors.New("session already lost"))
 	}
-	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.check, sql.Named("token", s.token))
+	owned, err := s.parts(ctx, s.d.sess.check, sql.Named("token", s.token))
 	if err != nil {
 		return nil, time.Time{}, s.fail("check", err)
 	}
-	defer rows.Close()
-	var owned []int
-	for rows.Next() {
-		var p int
-		if err := rows.Scan(&p); err != nil {
-			return nil, time.Time{}, s.fail("check", err)
-		}
-		owned = append(owned, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, time.Time{}, s.fail("check", err)
-	}
-	slices.Sort(owned)
 	return owned, time.Time{}, nil
 }
 
@@ -200,11 +259,15 @@ func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error
 	if s.lost {
 		return v, s.fail("view", errors.New("session already lost"))
 	}
-	rows, err := sqlkit.QueryRows(ctx, s.conn, s.d.sess.view, sql.Named("member_ns", s.memberNS))
-	if err != nil {
-		return v, s.fail("view", err)
-	}
-	v, ids, err := sqlkit.ScanView(rows)
+	var ids map[string]int64
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		rows, err := sqlkit.QueryRows(ctx, conn, s.d.sess.view, sql.Named("member_ns", s.memberNS))
+		if err != nil {
+			return err
+		}
+		v, ids, err = sqlkit.ScanView(rows)
+		return err
+	})
 	if err != nil {
 		return v, s.fail("view", err)
 	}
@@ -226,7 +289,7 @@ func (s *session) WaitChange(ctx context.Context, v dialects.View) error {
 		return fmt.Errorf("postgres: wait: a relay of the view is not in the last view read")
 	}
 	if s.watch == nil {
-		c, err := s.db.Conn(ctx)
+		c, err := s.l.DB().Conn(ctx)
 		if err == nil {
 			if err = c.QueryRowContext(ctx, s.d.sess.waitPID).Scan(&s.watchPID); err != nil {
 				discard(c)
@@ -284,7 +347,7 @@ func (s *session) cancelOnDone(ctx context.Context) (stop func()) {
 		for {
 			cctx, cancel := context.WithTimeout(context.Background(), cancelEvery)
 			var ok bool
-			_ = sqlkit.QueryRow(cctx, s.db, s.d.sess.waitCancel, sql.Named("pid", s.watchPID)).Scan(&ok)
+			_ = sqlkit.QueryRow(cctx, s.l.DB(), s.d.sess.waitCancel, sql.Named("pid", s.watchPID)).Scan(&ok)
 			cancel()
 			select {
 			case <-done:
@@ -299,27 +362,53 @@ func (s *session) cancelOnDone(ctx context.Context) (stop func()) {
 	}
 }
 
-// Close clears the session's partitions and relay row, frees its locks and
-// closes its connections for good.
+// Close clears the session's partitions and relay row, frees this table's
+// locks on the locker's connection (whatever a failed statement left) and
+// closes the watch connection for good; the locker stays open unless it is
+// the session's own (OpenSession). A session already lost still frees its
+// locks where its locker lives; on a lost locker there is nothing to free
+// (the locks ended with its connection) and Close returns nil. Closing
+// twice is harmless.
 func (s *session) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	if s.watch != nil {
 		discard(s.watch)
 		s.watch = nil
 	}
-	if s.conn == nil {
-		return nil
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	err := s.l.Do(ctx, func(conn *sql.Conn) error {
+		_, cerr := sqlkit.Exec(ctx, conn, s.d.sess.close, sql.Named("token", s.token))
+		if s.lost {
+			cerr = nil // reported when the session was lost; its table may be gone
+		}
+		return errors.Join(cerr, s.unlock(ctx, conn))
+	})
+	s.release()
+	if s.ownLocker {
+		_ = s.l.Close()
 	}
-	var err error
-	if !s.lost {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		var ok any
-		err = sqlkit.QueryRow(ctx, s.conn, s.d.sess.close, sql.Named("token", s.token)).Scan(&ok)
-		cancel()
-	}
-	discard(s.conn)
-	s.conn = nil
-	if err != nil {
+	// A lost locker's connection took the session's locks with it.
+	if err != nil && !errors.Is(err, dialects.ErrSessionLost) {
 		return fmt.Errorf("postgres: close session: %w", err)
+	}
+	return nil
+}
+
+// unlock frees every hold of the table's advisory locks conn has
+// (session_unlock.sql, until it frees none).
+func (s *session) unlock(ctx context.Context, conn *sql.Conn) error {
+	for range unlockPasses {
+		var n int
+		if err := sqlkit.QueryRow(ctx, conn, s.d.sess.unlock, sql.Named("part_ns", s.partNS), sql.Named("member_ns", s.memberNS)).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
 	}
 	return nil
 }

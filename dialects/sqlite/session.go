@@ -34,13 +34,18 @@ const gcAge = time.Minute
 // session is a relay's ownership session: a row in <table>_relays and a
 // lease on each owned partition (SQLite has no session-scoped locks).
 type session struct {
-	d     *Dialect
-	db    *sql.DB
-	token string
-	relay string
-	lease time.Duration
-	owns  map[int]bool // what Take took and Release did not give up
-	lost  bool
+	d  *Dialect
+	db *sql.DB
+	// l is the session's Locker: it holds no lock, but a session ends
+	// when it is lost or closed. ownLocker is set when l is the
+	// session's own (OpenSession): Close closes it.
+	l         *dialects.Locker
+	ownLocker bool
+	token     string
+	relay     string
+	lease     time.Duration
+	owns      map[int]bool // what Take took and Release did not give up
+	lost      bool
 	// file is the database file ("" in memory), whose stamp WaitChange
 	// watches.
 	file string
@@ -61,14 +66,43 @@ type session struct {
 var _ dialects.Session = (*session)(nil)
 
 // OpenSession registers a relay session in <table>_relays with a lease of
-// `lease` from now. Every partition it takes is leased for as long, and
-// Check renews them all; a session that does not Check within the lease
-// loses its partitions to the next session that takes them.
+// `lease` from now (OpenSessionOn, on a Locker of its own that Close
+// closes). Every partition it takes is leased for as long, and Check
+// renews them all; a session that does not Check within the lease loses
+// its partitions to the next session that takes them.
 func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
 	if lease <= 0 {
 		return nil, fmt.Errorf("%w: got %v", ErrInvalidLease, lease)
 	}
-	s := &session{d: d, db: db, token: newToken(relay), relay: relay, lease: lease, owns: make(map[int]bool)}
+	l, err := dialects.OpenLocker(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open session: %w", err)
+	}
+	s, err := d.openOn(ctx, l, relay, lease)
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	s.ownLocker = true
+	return s, nil
+}
+
+// OpenSessionOn opens a session as OpenSession does, on l's DB: SQLite
+// keeps no lock on a connection, so the session never uses l's connection
+// (l takes none for it), and any Locker of the database serves. The
+// session ends (ErrSessionLost) once l is lost or closed; its Close leaves
+// l open.
+func (d *Dialect) OpenSessionOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (dialects.Session, error) {
+	if lease <= 0 {
+		return nil, fmt.Errorf("%w: got %v", ErrInvalidLease, lease)
+	}
+	return d.openOn(ctx, l, relay, lease)
+}
+
+// openOn registers the session of l's database.
+func (d *Dialect) openOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (*session, error) {
+	db := l.DB()
+	s := &session{d: d, db: db, l: l, token: newToken(relay), relay: relay, lease: lease, owns: make(map[int]bool)}
 	now := sqlkit.UTC(time.Now())
 	if _, err := d.open(ctx, db, s.token, relay, now, now.Add(lease)); err != nil {
 		if _, perr := d.Partitions(ctx, db); perr != nil {
@@ -106,8 +140,16 @@ func (s *session) lostErr(op string, err error) error {
 	return fmt.Errorf("sqlite: session %s: %w: %w", op, dialects.ErrSessionLost, err)
 }
 
+// over reports whether the session is lost, as it is once its Locker is.
+func (s *session) over() bool {
+	if !s.lost && s.l.Lost() {
+		s.lost = true
+	}
+	return s.lost
+}
+
 func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, error) {
-	if s.lost {
+	if s.over() {
 		return nil, s.lostErr("take", errors.New("session already lost"))
 	}
 	if len(parts) == 0 {
@@ -127,7 +169,7 @@ func (s *session) Take(ctx context.Context, parts []int, now time.Time) ([]int, 
 }
 
 func (s *session) Release(ctx context.Context, parts []int) error {
-	if len(parts) == 0 || s.lost {
+	if len(parts) == 0 || s.over() {
 		return nil
 	}
 	defer s.wrote(s.beginWrite())
@@ -146,7 +188,7 @@ func (s *session) Release(ctx context.Context, parts []int) error {
 // them. A partition another session took ends the session
 // (dialects.ErrSessionLost).
 func (s *session) Check(ctx context.Context, now time.Time) ([]int, time.Time, error) {
-	if s.lost {
+	if s.over() {
 		return nil, time.Time{}, s.lostErr("check", errors.New("session already lost"))
 	}
 	now = sqlkit.UTC(now)
@@ -205,7 +247,7 @@ func queryCol[T cmp.Ordered](ctx context.Context, db *sql.DB, query *sqlkit.Quer
 // (live while its lease runs).
 func (s *session) View(ctx context.Context, now time.Time) (dialects.View, error) {
 	var v dialects.View
-	if s.lost {
+	if s.over() {
 		return v, s.lostErr("view", errors.New("session already lost"))
 	}
 	rows, err := sqlkit.QueryRows(ctx, s.db, s.d.sess.view, sql.Named("now", micros(sqlkit.UTC(now))))
@@ -237,6 +279,9 @@ func (s *session) Close() error {
 	}
 	s.db = nil
 	s.lost = true
+	if s.ownLocker {
+		_ = s.l.Close()
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite: close session: %w", err)
 	}
