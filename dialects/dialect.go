@@ -469,6 +469,38 @@ type Dialect interface {
 	// aggregate has no pending row left (relays call it with cleanup).
 	ReleaseHolds(ctx context.Context, db *sql.DB, now time.Time, limit int) (int64, error)
 
+	// FindTables returns the outbox tables of the database whose names
+	// match pattern, sorted, each as the dialect's WithTable option
+	// accepts it (PostgreSQL "schema.table", MySQL "database.table",
+	// SQLite "table"), with one statement on the catalog. A pattern is
+	// "schema.table" on PostgreSQL and MySQL ("tenant_*.outbox",
+	// "*.outbox", "app.outbox_*"; without a dot: the current schema or
+	// database) and "table" on SQLite; '*' matches any run of characters
+	// within one part, every other character only itself ('_' too). It
+	// may use ASCII letters, digits, '_' and '*'; anything else fails
+	// with an error wrapping ErrInvalidPattern. Names are compared as the
+	// database resolves unquoted names: PostgreSQL folds the pattern to
+	// lower case, SQLite ignores ASCII case, MySQL compares as written.
+	// An outbox table is one that Migrate recorded (it has its
+	// <table>_migrations table), whatever its version: the side tables
+	// (<table>_partitions, <table>_held, ...) and other tables are never
+	// returned, nor names WithTable would refuse.
+	FindTables(ctx context.Context, q Querier, pattern string) ([]string, error)
+	// Activity reads, for each of tables (names as WithTable accepts
+	// them), when its next pending row is due (TableActivity.NextDue),
+	// with one statement whatever the number of tables: a probe per table
+	// through the indexes the relay's Read already walks (the pending
+	// rows of claim_idx), so an idle table costs one look into an empty
+	// index, and a table with a backlog the look at its first due row.
+	// The result has one entry per table, in order. The statement is
+	// rendered once per table list and cached. When it fails (a table
+	// dropped since the list was made), each table is read by a
+	// statement of its own, so that only the tables that fail get an Err
+	// and the others their NextDue; the tables that failed are read alone
+	// on later calls until they succeed again. On PostgreSQL a failed
+	// statement aborts a transaction: give q the *sql.DB, not a *sql.Tx.
+	Activity(ctx context.Context, q Querier, tables []string) ([]TableActivity, error)
+
 	// Inspector reads rows, blocked aggregates and ownership for operators.
 	Inspector
 }

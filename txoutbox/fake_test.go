@@ -183,3 +183,11 @@ func (d *fakeDialect) Cancel(context.Context, dialects.Querier, []string) ([]str
 func (d *fakeDialect) ReleaseHolds(context.Context, *sql.DB, time.Time, int) (int64, error) {
 	return 0, errNotImplemented
 }
+
+func (d *fakeDialect) FindTables(context.Context, dialects.Querier, string) ([]string, error) {
+	return nil, errNotImplemented
+}
+
+func (d *fakeDialect) Activity(context.Context, dialects.Querier, []string) ([]dialects.TableActivity, error) {
+	return nil, errNotImplemented
+}

@@ -83,6 +83,11 @@ type Target struct {
 	// MaxTableName is the longest table name WithTable accepts (the
 	// dialect's MaxTableName); 0 skips the test of the limit.
 	MaxTableName int
+	// Schema creates an empty schema (PostgreSQL) or database (MySQL)
+	// named name on db's server, dropped on cleanup, for the tests of
+	// FindTables across schemas. Nil where table names have no schema
+	// part (SQLite): FindTables is then tested on the tables of one file.
+	Schema func(t testing.TB, db *sql.DB, name string)
 	// IdentLimit is the database's identifier limit behind MaxTableName;
 	// 0 when the dialect derives no limit from it (a longer name is then
 	// refused with ErrInvalidTable, not a *dialects.TableNameError).
@@ -172,4 +177,7 @@ func Exercise(t *testing.T, tgt Target) {
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, tgt) })
 	t.Run("ScheduleStats", func(t *testing.T) { testScheduleStats(t, tgt) })
 	t.Run("ScheduleUpgrade", func(t *testing.T) { testScheduleUpgrade(t, tgt) })
+	t.Run("FindTables", func(t *testing.T) { testFindTables(t, tgt) })
+	t.Run("Activity", func(t *testing.T) { testActivity(t, tgt) })
+	t.Run("ActivityStatements", func(t *testing.T) { testActivityStatements(t, tgt) })
 }

@@ -61,6 +61,8 @@ type Dialect struct {
 	requeueIDs, requeueAggregate, requeueAll, skipIDs, skipAggregate, skipAll *sqlkit.Query
 	cleanup, tryLockEnsure, tryLock, tryLockRead, stats                       *sqlkit.Query
 	hold, now, nextDue, cancelSelect, cancelDelete, cancelHolds, releaseHolds *sqlkit.Query
+	findTables                                                                *sqlkit.Query
+	activity                                                                  *sqlkit.Activity
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -173,6 +175,8 @@ func New(opts ...Option) (*Dialect, error) {
 	d.fillSelect = load("fill_select.sql")
 	d.dupKeys = load("idempotency_duplicates.sql")
 	d.fillUpdate = query("fill_update.sql")
+	d.findTables = query("find_tables.sql")
+	d.activity = d.newActivity(st)
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err

@@ -43,6 +43,8 @@ type Dialect struct {
 	requeueIDs, requeueAggregate, requeueAll                                *sqlkit.Query
 	skipIDs, skipAggregate, skipAll, cleanup, tryLock, stats                *sqlkit.Query
 	hold, now, nextDue, cancel, releaseHolds                                *sqlkit.Query
+	findTables                                                              *sqlkit.Query
+	activity                                                                *sqlkit.Activity
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -150,6 +152,8 @@ func New(opts ...Option) (*Dialect, error) {
 	d.fillSelect = load("fill_select.sql")
 	d.dupKeys = load("idempotency_duplicates.sql")
 	d.fillUpdate = query("fill_update.sql")
+	d.findTables = query("find_tables.sql")
+	d.activity = d.newActivity(st)
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err

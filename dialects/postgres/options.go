@@ -31,13 +31,16 @@ type Option func(*config) error
 // is named <table>_locks.
 func WithTable(name string) Option {
 	return func(c *config) error {
-		if err := sqlkit.ValidateTableFor(name, "postgres", identLimit); err != nil {
+		if err := validTable(name); err != nil {
 			return err
 		}
 		c.table = name
 		return nil
 	}
 }
+
+// validTable checks a table name as WithTable does.
+func validTable(name string) error { return sqlkit.ValidateTableFor(name, "postgres", identLimit) }
 
 // WithPartitions sets the partition count: the count Migrate gives a new
 // table (default dialects.DefaultPartitions), and the count every producer

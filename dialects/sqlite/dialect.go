@@ -47,6 +47,8 @@ type Dialect struct {
 	requeueIDs, requeueAggregate, requeueAll, requeueUnblock *sqlkit.Query
 	skipIDs, skipAggregate, skipAll, cleanup, tryLock, stats *sqlkit.Query
 	hold, nextDue, cancel, cancelHolds, releaseHolds         *sqlkit.Query
+	findTables                                               *sqlkit.Query
+	activity                                                 *sqlkit.Activity
 }
 
 var _ dialects.Dialect = (*Dialect)(nil)
@@ -153,6 +155,8 @@ func New(opts ...Option) (*Dialect, error) {
 	d.cancel = query("cancel.sql")
 	d.cancelHolds = query("cancel_holds.sql")
 	d.releaseHolds = query("release_holds.sql")
+	d.findTables = query("find_tables.sql")
+	d.activity = d.newActivity(st)
 	insp, err := d.newInspector()
 	if err != nil {
 		return nil, err

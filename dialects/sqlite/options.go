@@ -22,15 +22,23 @@ type Option func(*config) error
 // <table>_relays, <table>_blocked, <table>_locks and <table>_migrations.
 func WithTable(name string) Option {
 	return func(c *config) error {
-		if err := sqlkit.ValidateTable(name); err != nil {
+		if err := validTable(name); err != nil {
 			return err
-		}
-		if strings.Contains(name, ".") {
-			return fmt.Errorf("%w: %q: schema-qualified names are not supported on SQLite", dialects.ErrInvalidTable, name)
 		}
 		c.table = name
 		return nil
 	}
+}
+
+// validTable checks a table name as WithTable does.
+func validTable(name string) error {
+	if err := sqlkit.ValidateTable(name); err != nil {
+		return err
+	}
+	if strings.Contains(name, ".") {
+		return fmt.Errorf("%w: %q: schema-qualified names are not supported on SQLite", dialects.ErrInvalidTable, name)
+	}
+	return nil
 }
 
 // WithPartitions sets the partition count: the count Migrate gives a new

@@ -72,8 +72,8 @@ func PartitionsReadError(ctx context.Context, dialect, table string, err error, 
 // migrations) must be at least required (the migrator's Required), and a
 // configured count (0: any) must equal the table's n. It returns n.
 func CheckPartitions(table string, n int, version sql.NullInt64, required, configured int) (int, error) {
-	if int(version.Int64) < required {
-		return 0, fmt.Errorf("%w: table %s is at version %d, this version needs %d", dialects.ErrSchemaVersion, table, version.Int64, required)
+	if err := CheckVersion(table, version, required); err != nil {
+		return 0, err
 	}
 	if configured != 0 && configured != n {
 		return 0, fmt.Errorf("%w: table %s has %d partitions, the dialect was given %d (WithPartitions)",

@@ -100,6 +100,22 @@ func (s *Statements) Text(name string) (string, error) {
 	return s.expand(Render(string(b), s.table), true), nil
 }
 
+// TextFor returns the statement of file name rendered for another table
+// (validated), with the constants but without fragments, which are
+// rendered for the Statements' own table: a statement that includes one
+// fails.
+func (s *Statements) TextFor(name, table string) (string, error) {
+	b, err := fs.ReadFile(s.files, path.Join(s.dir, name))
+	if err != nil {
+		return "", fmt.Errorf("sqlkit: statement %s: %w", name, err)
+	}
+	text := s.expand(Render(string(b), table), false)
+	if i := strings.Index(text, "{{"); i >= 0 {
+		return "", fmt.Errorf("sqlkit: statement %s: %s is not rendered for another table", name, text[i:min(len(text), i+32)])
+	}
+	return text, nil
+}
+
 // Query returns the statement of file name rendered, fragments included,
 // with its named parameters (ParseQuery).
 func (s *Statements) Query(name string) (*Query, error) {

@@ -1,0 +1,11 @@
+-- One table's probe of Activity, which joins one per table with UNION ALL:
+-- the table's name, its schema version, and when its next pending row is
+-- due: the first due row in seq order (a walk of claim_idx, the pending rows,
+-- that stops there: a backlog costs one row), else the earliest due time of
+-- the pending rows (all of claim_idx; an idle table's is empty). No scan of
+-- the published rows: TestActivityPlan checks the plan.
+SELECT '{{table}}',
+       (SELECT max(m.version) FROM {{table}}_migrations m),
+       COALESCE((SELECT o.next_attempt_at FROM {{table}} o
+                 WHERE o.state = 0 AND o.next_attempt_at <= now() ORDER BY o.seq LIMIT 1),
+                (SELECT min(o.next_attempt_at) FROM {{table}} o WHERE o.state = 0))
