@@ -121,7 +121,7 @@ func startFleet(t *testing.T, f *Fleet) (stop func()) {
 // ownersOf returns how many partitions each live relay name owns in e's table.
 func ownersOf(t *testing.T, e env) map[string]int {
 	t.Helper()
-	o, err := e.d.Ownership(context.Background(), e.db)
+	o, err := e.d.Ownership(context.Background(), e.db, time.Now())
 	if err != nil {
 		t.Fatalf("ownership: %v", err)
 	}

@@ -56,11 +56,8 @@ func target(parseTime bool) dialecttest.Target {
 			{"outbox", "partitions", "idempotency_keys", "headers_longtext_part_check", "critical_index"},
 		},
 		KillSession:  killSession,
-<<<<<<< HEAD
 		LockHolders:  lockHolders,
-=======
 		Schema:       createSchema,
->>>>>>> fleet-queries
 		MaxTableName: mysql.MaxTableName,
 		IdentLimit:   64,
 	}
