@@ -510,6 +510,9 @@ func (fd *fleetDB) discover(ctx context.Context, probe dialects.Dialect, ended c
 				<-ft.done
 				delete(fd.tables, t)
 				fd.f.setState(ctx, tableKey{fd.src.Name, t}, false, nil)
+				// Relays still serving it watch the anchor only: nudge
+				// them so that they take its partitions.
+				signal(fd.nudge)
 			}
 		}
 	}
@@ -553,39 +556,55 @@ func (fd *fleetDB) ended(ctx context.Context, t string) {
 	ft.cancel()
 	delete(fd.tables, t)
 	fd.f.setState(ctx, tableKey{fd.src.Name, t}, false, err)
+	signal(fd.nudge)
 	fd.chooseAnchor()
 }
 
-// stopAll stops every table's run and waits for them.
+// stopAll stops every table's run and waits for them, the anchor's last:
+// the other relays see this one leave when its anchor session closes, and
+// take the partitions of every table then, which are all free by then.
 func (fd *fleetDB) stopAll() {
-	for _, ft := range fd.tables {
-		ft.cancel()
+	for t, ft := range fd.tables {
+		if t != fd.anchor {
+			ft.cancel()
+		}
 	}
 	for t, ft := range fd.tables {
+		if t != fd.anchor {
+			<-ft.done
+			delete(fd.tables, t)
+		}
+	}
+	if ft := fd.tables[fd.anchor]; ft != nil {
+		ft.cancel()
 		<-ft.done
-		delete(fd.tables, t)
+		delete(fd.tables, fd.anchor)
 	}
 }
 
-// chooseAnchor makes the first served table (by name) the anchor: its
-// owner watches the relays and the fleet tells the other tables. A new
-// anchor is told at once so that it starts watching.
+// chooseAnchor picks the anchor table: its owner watches the relays and
+// the fleet tells the other tables. The anchor stays while it is served
+// (a table found later never takes over: the other relays may not serve
+// it yet, and a watch of it would miss their leaving); a new one is the
+// first served table named in Source.Tables, else the first found, and
+// is told at once so that it starts watching.
 func (fd *fleetDB) chooseAnchor() {
-	names := make([]string, 0, len(fd.tables))
-	for t := range fd.tables {
-		names = append(names, t)
-	}
-	slices.Sort(names)
-	next := ""
-	if len(names) > 0 {
-		next = names[0]
-	}
-	if next == fd.anchor {
+	if fd.tables[fd.anchor] != nil {
 		return
 	}
-	if old := fd.tables[fd.anchor]; old != nil {
-		old.r.fleet.anchor.Store(false)
-		signal(old.r.fleet.joined) // stop watching at its next step
+	next := ""
+	for _, t := range fd.src.Tables {
+		if fd.tables[t] != nil {
+			next = t
+			break
+		}
+	}
+	if next == "" {
+		for t := range fd.tables {
+			if next == "" || t < next {
+				next = t
+			}
+		}
 	}
 	fd.anchor = next
 	if t := fd.tables[next]; t != nil {

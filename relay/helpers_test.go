@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -238,7 +239,12 @@ func statsSettle(t *testing.T, r *Relay, timeout time.Duration, what string, ok 
 	}
 }
 
-func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+func quietLogger() *slog.Logger {
+	if os.Getenv("TESTLOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
 
 // testConfig is a config with a quiet logger and short timings.
 func testConfig(owner string) Config {
