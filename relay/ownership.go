@@ -109,7 +109,9 @@ func (o *owner) loop(ctx context.Context) {
 		case <-joined:
 		case <-nudge:
 			if o.sess != nil {
-				_ = o.sess.Nudge(ctx) // best effort
+				sctx, cancel := o.sessCtx(ctx)
+				_ = o.sess.Nudge(sctx) // best effort
+				cancel()
 			}
 			continue
 		}
@@ -133,7 +135,9 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 		var s dialects.Session
 		var err error
 		if f := o.r.fleet; f != nil {
-			s, err = f.db.openSession(ctx, o.r.d, cfg.Owner, cfg.LeaseDuration)
+			sctx, cancel := o.sessCtx(ctx)
+			s, err = f.db.openSession(sctx, o.r.d, cfg.Owner, cfg.LeaseDuration)
+			cancel()
 		} else {
 			s, err = o.r.d.OpenSession(ctx, o.r.db, cfg.Owner, cfg.LeaseDuration)
 		}
@@ -191,9 +195,11 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 // surplus is given back once others ask for it).
 func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 	cfg := &o.r.cfg
+	sctx, cancel := o.sessCtx(ctx)
+	defer cancel()
 	now := cfg.Clock()
 	if o.leases || len(o.owned) == 0 {
-		owned, until, err := o.sess.Check(ctx, now)
+		owned, until, err := o.sess.Check(sctx, now)
 		if err != nil {
 			return err
 		}
@@ -203,7 +209,7 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 			o.validUntil.Store(until.UnixNano())
 		}
 	}
-	v, err := o.sess.View(ctx, now)
+	v, err := o.sess.View(sctx, now)
 	if err != nil {
 		return err
 	}
@@ -255,7 +261,7 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		try := append(slices.Clone(free[off:]), free[:off]...)
 		try = try[:min(want, len(try))]
 		var err error
-		taken, err = o.sess.Take(ctx, try, now)
+		taken, err = o.sess.Take(sctx, try, now)
 		if err != nil {
 			return err
 		}
@@ -304,11 +310,11 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		return err
 	}
 	if len(release) > 0 {
-		if err := o.sess.Release(ctx, release); err != nil {
+		if err := o.sess.Release(sctx, release); err != nil {
 			return err
 		}
 	}
-	o.nudgeShort(ctx, len(release) > 0, len(free) > len(taken) && deficit > 0)
+	o.nudgeShort(sctx, len(release) > 0, len(free) > len(taken) && deficit > 0)
 	return nil
 }
 
@@ -417,6 +423,22 @@ func (o *owner) watch(ctx context.Context, v dialects.View) {
 			return // restarted by the next rebalance with the new relay set
 		}
 	}()
+}
+
+// fleetSessionTimeout bounds a session call of a fleet table.
+const fleetSessionTimeout = 30 * time.Second
+
+// sessCtx returns the context of a session call. A fleet table's session
+// shares its lock connection with the database's other tables, and some
+// drivers (pgx) close a connection whose statement's context ends: a call
+// cut short by this table's stop would end every table's ownership. Its
+// calls are bounded by fleetSessionTimeout instead, and the table's stop
+// waits for them.
+func (o *owner) sessCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if o.r.fleet == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), fleetSessionTimeout)
 }
 
 // stopWatch stops the current watcher, if any, and waits for it: one
