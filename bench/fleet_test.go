@@ -8,7 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,6 +33,7 @@ var (
 	fleetWindow  = flag.Duration("fleet.window", 65*time.Second, "window BenchmarkFleetIdle counts statements over (at least two 30 s polls)")
 	fleetWarmup  = flag.Duration("fleet.warmup", 10*time.Second, "time BenchmarkFleetIdle lets the fleets start, split partitions and clean up before counting")
 	fleetNewReps = flag.Int("fleet.newtenants", 3, "tenants BenchmarkFleetNewTenant creates, one after the other")
+	fleetTrace   = flag.Bool("fleet.trace", false, "BenchmarkFleetIdle logs (with -v) the statements of its counted window, by their first 80 characters, most frequent first")
 )
 
 // tenantDB is a PostgreSQL database holding outbox tables in tenant
@@ -162,6 +166,18 @@ func BenchmarkFleetIdle(b *testing.B) {
 			return n
 		}
 		time.Sleep(*fleetWarmup) // measurement window, not synchronisation
+		var traceMu sync.Mutex
+		trace := map[string]int{}
+		if *fleetTrace {
+			for _, c := range counters {
+				c.BeforeStatement = func(q string) {
+					q = strings.Join(strings.Fields(q), " ")
+					traceMu.Lock()
+					trace[q[:min(len(q), 80)]]++
+					traceMu.Unlock()
+				}
+			}
+		}
 		start := total()
 		maxConns := 0
 		deadline := time.Now().Add(*fleetWindow)
@@ -174,6 +190,14 @@ func BenchmarkFleetIdle(b *testing.B) {
 		end := total()
 		cancel()
 		wg.Wait()
+		if *fleetTrace {
+			traceMu.Lock()
+			keys := slices.SortedFunc(maps.Keys(trace), func(a, b string) int { return trace[b] - trace[a] })
+			for _, k := range keys[:min(len(keys), 30)] {
+				b.Logf("%6d %s", trace[k], k)
+			}
+			traceMu.Unlock()
+		}
 
 		// The cost the fleet replaces: one relay per table.
 		single, sc := openCounted(b, td.dsn)
@@ -305,7 +329,12 @@ func insertOne(b *testing.B, db *sql.DB, d dialects.Dialect, agg string) {
 	}
 }
 
-func quietSlog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+func quietSlog() *slog.Logger {
+	if os.Getenv("TESTLOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
 
 var (
 	fleetDrainEvents  = flag.Int("fleet.drain.events", 50_000, "events BenchmarkFleetDrain drains in each round")
