@@ -71,7 +71,7 @@ func (l *Locker) DB() *sql.DB { return l.db }
 // first call. Calls run one at a time, in no set order: a Do waits for the
 // one running, or returns ctx's error without running fn if ctx ends
 // first. fn must not keep the connection, nor anything open on it (rows,
-// a transaction), after it returns.
+// a transaction), after it returns, nor call Do or Close of l.
 //
 // Once the locker is lost or closed, Do returns an error wrapping
 // ErrSessionLost without running fn. When fn returns an error, Do tells a
@@ -88,6 +88,9 @@ func (l *Locker) DB() *sql.DB { return l.db }
 // Do then returns that error without running fn, and the locker is not
 // lost (it holds no lock yet); the next Do tries again.
 func (l *Locker) Do(ctx context.Context, fn func(*sql.Conn) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	select {
 	case l.turn <- struct{}{}:
 	case <-ctx.Done():

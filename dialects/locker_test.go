@@ -115,6 +115,16 @@ func exec(t *testing.T, l *dialects.Locker, query string) (*sql.Conn, error) {
 	return got, err
 }
 
+// wantDoLost fails t unless a Do on l fails with ErrSessionLost without
+// running its fn.
+func wantDoLost(t *testing.T, what string, l *dialects.Locker) {
+	t.Helper()
+	ran := false
+	if err := l.Do(t.Context(), func(*sql.Conn) error { ran = true; return nil }); !errors.Is(err, dialects.ErrSessionLost) || ran {
+		t.Fatalf("Do %s: %v (fn ran: %v), want ErrSessionLost without running fn", what, err, ran)
+	}
+}
+
 func TestOpenLockerNilDB(t *testing.T) {
 	if _, err := dialects.OpenLocker(t.Context(), nil); err == nil {
 		t.Fatal("OpenLocker(nil) returned no error")
@@ -209,11 +219,7 @@ func TestLockerLostWhenConnectionDies(t *testing.T) {
 	if !l.Lost() {
 		t.Fatal("not Lost after its connection died")
 	}
-	ran := false
-	err := l.Do(t.Context(), func(*sql.Conn) error { ran = true; return nil })
-	if !errors.Is(err, dialects.ErrSessionLost) || ran {
-		t.Fatalf("Do on a lost locker: %v (fn ran: %v), want ErrSessionLost without running fn", err, ran)
-	}
+	wantDoLost(t, "on a lost locker", l)
 	for i, c := range fc.opened() {
 		if c.dead.Load() && !c.closed.Load() {
 			t.Fatalf("connection %d died and was not closed", i)
@@ -261,10 +267,7 @@ func TestLockerClose(t *testing.T) {
 	if s := db.Stats(); s.InUse != 0 || s.Idle != 0 {
 		t.Fatalf("pool after Close: %d in use, %d idle; want the locker's connection gone", s.InUse, s.Idle)
 	}
-	ran := false
-	if err := l.Do(t.Context(), func(*sql.Conn) error { ran = true; return nil }); !errors.Is(err, dialects.ErrSessionLost) || ran {
-		t.Fatalf("Do after Close: %v (fn ran: %v), want ErrSessionLost without running fn", err, ran)
-	}
+	wantDoLost(t, "after Close", l)
 	if err := l.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
@@ -350,7 +353,5 @@ func TestLockerSQLite(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := exec(t, l, "SELECT 1"); !errors.Is(err, dialects.ErrSessionLost) {
-		t.Fatalf("Do after Close: %v, want ErrSessionLost", err)
-	}
+	wantDoLost(t, "after Close", l)
 }

@@ -116,6 +116,16 @@ func sessionsOn(t *testing.T, envs []*env, l *dialects.Locker, relay string, all
 	return out
 }
 
+// onTwoLockers migrates n tables and opens two Lockers: on the first, a
+// session "a" of each table that takes all of its partitions; on the
+// second, a session "b" of each that takes none.
+func onTwoLockers(t *testing.T, tgt Target, n int) (envs []*env, l1, l2 *dialects.Locker, a, b []dialects.Session) {
+	t.Helper()
+	envs = setupTables(t, tgt, n)
+	l1, l2 = envs[0].locker(), envs[0].locker()
+	return envs, l1, l2, sessionsOn(t, envs, l1, "a", true), sessionsOn(t, envs, l2, "b", false)
+}
+
 // wantLost fails t unless s.Check fails with ErrSessionLost.
 func wantLost(t *testing.T, e *env, what string, s dialects.Session) {
 	t.Helper()
@@ -130,10 +140,7 @@ func wantLost(t *testing.T, e *env, what string, s dialects.Session) {
 // leaves the Locker open for the others and for a new session of the
 // table.
 func testLockerSessions(t *testing.T, tgt Target) {
-	envs := setupTables(t, tgt, 3)
-	l1, l2 := envs[0].locker(), envs[0].locker()
-	a := sessionsOn(t, envs, l1, "a", true)
-	b := sessionsOn(t, envs, l2, "b", false)
+	envs, l1, _, a, b := onTwoLockers(t, tgt, 3)
 	for i, e := range envs {
 		wantParts(t, "a owns "+e.d.Table(), e.check(a[i], 0), e.all()...)
 		v := e.view(b[i], 0)
@@ -195,10 +202,7 @@ func testLockerOneConnection(t *testing.T, tgt Target) {
 // once the server saw the connection close, lease dialects past the
 // lease).
 func testLockerClosed(t *testing.T, tgt Target) {
-	envs := setupTables(t, tgt, 2)
-	l1, l2 := envs[0].locker(), envs[0].locker()
-	a := sessionsOn(t, envs, l1, "a", true)
-	b := sessionsOn(t, envs, l2, "b", false)
+	envs, l1, l2, a, b := onTwoLockers(t, tgt, 2)
 	if err := l1.Close(); err != nil {
 		t.Fatalf("Locker.Close: %v", err)
 	}
@@ -236,10 +240,7 @@ func testLockerKilled(t *testing.T, tgt Target) {
 	if tgt.Leases {
 		t.Skip("lease sessions hold nothing on a connection")
 	}
-	envs := setupTables(t, tgt, 2)
-	l1, l2 := envs[0].locker(), envs[0].locker()
-	a := sessionsOn(t, envs, l1, "a", true)
-	b := sessionsOn(t, envs, l2, "b", false)
+	envs, l1, l2, a, b := onTwoLockers(t, tgt, 2)
 	tgt.KillSession(t, envs[0].db, a[0]) // the connection of table 0's session: l1's
 	wantLost(t, envs[1], "the other table's session of the killed locker", a[1])
 	if !l1.Lost() {
@@ -311,11 +312,11 @@ func testLockerFailedClose(t *testing.T, tgt Target) {
 	if tgt.Leases {
 		t.Skip("lease sessions hold nothing on a connection")
 	}
-	envs := setupTables(t, tgt, 2)
-	l1, l2 := envs[0].locker(), envs[0].locker()
-	a := sessionsOn(t, envs, l1, "a", true)
+	envs, l1, _, a, b := onTwoLockers(t, tgt, 2)
+	if err := b[0].Close(); err != nil { // table 0's locks are then all l1's
+		t.Fatal(err)
+	}
 	e := envs[1]
-	b := e.sessionOn(l2, "b")
 	parts := e.d.Table() + "_partitions"
 	rename := func(from, to string) {
 		t.Helper()
@@ -330,14 +331,14 @@ func testLockerFailedClose(t *testing.T, tgt Target) {
 	}
 	rename(parts+"_away", parts)
 	if tgt.LockHolders != nil {
-		// b's member lock is l2's; none is l1's, which holds table 0's.
+		// b's member lock is l2's; none is l1's, which holds all of table 0's.
 		l1conn := envs[0].lockHolders()
 		if got := e.lockHolders(); len(l1conn) != 1 || slices.Contains(got, l1conn[0]) {
 			t.Fatalf("after its session closed, the locks of %s are held by connections %v, the locker's (%v) among them",
 				e.d.Table(), got, l1conn)
 		}
 	}
-	wantParts(t, "b takes at once", e.take(b, e.all(), 0), e.all()...)
+	wantParts(t, "b takes at once", e.take(b[1], e.all(), 0), e.all()...)
 	if l1.Lost() {
 		t.Fatal("the locker is lost")
 	}

@@ -29,6 +29,8 @@
 // table name. Run relays against the server directly or through a proxy
 // that keeps one server connection per client connection. Marks and
 // failures are fenced by the session's token in the partitions table.
+// Sessions of many tables of one database may share one connection for
+// their locks (a dialects.Locker, Dialect.OpenSessionOn).
 //
 // The in-memory hand-over (InsertHandoff) reads first which aggregates have
 // a pending row or block; MariaDB returns the seqs with INSERT ...

@@ -76,17 +76,9 @@ var _ dialects.Session = (*session)(nil)
 // proxy that keeps one server connection per client connection (GET_LOCK
 // locks belong to the server connection).
 func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
-	l, err := dialects.OpenLocker(ctx, db)
-	if err != nil {
-		return nil, fmt.Errorf("mysql: open session: %w", err)
-	}
-	s, err := d.openOn(ctx, l, relay)
-	if err != nil {
-		_ = l.Close()
-		return nil, err
-	}
-	s.ownLocker = true
-	return s, nil
+	return sqlkit.OwnLocker(ctx, db, "mysql", func(l *dialects.Locker) (dialects.Session, error) {
+		return d.openOn(ctx, l, relay, true)
+	})
 }
 
 // OpenSessionOn registers the relay session in <table>_relays and takes its
@@ -95,14 +87,14 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 // table's lock names have a prefix of their own (a hash of the database
 // and table name).
 func (d *Dialect) OpenSessionOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (dialects.Session, error) {
-	return d.openOn(ctx, l, relay)
+	return d.openOn(ctx, l, relay, false)
 }
 
 // openOn opens the session on l: it reserves the table's place on l,
 // registers the relay, forgets the relays that are gone and interrupts the
-// waits of the others.
-func (d *Dialect) openOn(ctx context.Context, l *dialects.Locker, relay string) (*session, error) {
-	s := &session{d: d, l: l, token: newToken(relay)}
+// waits of the others. A session that owns l closes it with itself.
+func (d *Dialect) openOn(ctx context.Context, l *dialects.Locker, relay string, ownLocker bool) (dialects.Session, error) {
+	s := &session{d: d, l: l, ownLocker: ownLocker, token: newToken(relay)}
 	err := l.Do(ctx, func(conn *sql.Conn) error {
 		var err error
 		s.prefix, err = d.lockPrefix(ctx, conn)

@@ -17,7 +17,9 @@
 // <table>_partitions fences every mark and failure. Session.WaitChange waits
 // on a second connection for the next relay's member lock; an opening
 // session cancels those waits, so relays see a joiner at once and an idle
-// relay sends no statement to watch.
+// relay sends no statement to watch. Sessions of many tables of one
+// database may share one connection for their locks (a dialects.Locker,
+// Dialect.OpenSessionOn): each table's locks are in its own namespaces.
 //
 // The relay reads and marks through the <table>_read_v3 and <table>_mark_v2
 // functions, prepared once per connection: the read is planned to walk the

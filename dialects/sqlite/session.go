@@ -74,17 +74,9 @@ func (d *Dialect) OpenSession(ctx context.Context, db *sql.DB, relay string, lea
 	if lease <= 0 {
 		return nil, fmt.Errorf("%w: got %v", ErrInvalidLease, lease)
 	}
-	l, err := dialects.OpenLocker(ctx, db)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: open session: %w", err)
-	}
-	s, err := d.openOn(ctx, l, relay, lease)
-	if err != nil {
-		_ = l.Close()
-		return nil, err
-	}
-	s.ownLocker = true
-	return s, nil
+	return sqlkit.OwnLocker(ctx, db, "sqlite", func(l *dialects.Locker) (dialects.Session, error) {
+		return d.openOn(ctx, l, relay, lease, true)
+	})
 }
 
 // OpenSessionOn opens a session as OpenSession does, on l's DB: SQLite
@@ -96,13 +88,14 @@ func (d *Dialect) OpenSessionOn(ctx context.Context, l *dialects.Locker, relay s
 	if lease <= 0 {
 		return nil, fmt.Errorf("%w: got %v", ErrInvalidLease, lease)
 	}
-	return d.openOn(ctx, l, relay, lease)
+	return d.openOn(ctx, l, relay, lease, false)
 }
 
-// openOn registers the session of l's database.
-func (d *Dialect) openOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (*session, error) {
+// openOn registers the session of l's database. A session that owns l
+// closes it with itself.
+func (d *Dialect) openOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration, ownLocker bool) (dialects.Session, error) {
 	db := l.DB()
-	s := &session{d: d, db: db, l: l, token: newToken(relay), relay: relay, lease: lease, owns: make(map[int]bool)}
+	s := &session{d: d, db: db, l: l, ownLocker: ownLocker, token: newToken(relay), relay: relay, lease: lease, owns: make(map[int]bool)}
 	now := sqlkit.UTC(time.Now())
 	if _, err := d.open(ctx, db, s.token, relay, now, now.Add(lease)); err != nil {
 		if _, perr := d.Partitions(ctx, db); perr != nil {
