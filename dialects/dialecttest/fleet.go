@@ -335,6 +335,28 @@ func testActivity(t *testing.T, tgt Target) {
 	if n != 2 {
 		t.Errorf("Activity again ran %d statements, want 2 (the dropped table read alone)", n)
 	}
+
+	// On the *sql.DB itself, whose statement the dialect keeps prepared:
+	// the same answers, before and after a table of the list is dropped.
+	direct := func(tables []string) []dialects.TableActivity {
+		t.Helper()
+		got, err := e.d.Activity(e.ctx, db, tables)
+		if err != nil || len(got) != len(tables) {
+			t.Fatalf("Activity on the DB: %d entries, %v", len(got), err)
+		}
+		return got
+	}
+	check("Activity on the DB", direct(good))
+	check("Activity on the DB again", direct(good))
+	gone2 := outboxIn(t, tgt, db, name("gone2"))
+	tables = append(tables, gone2.d.Table())
+	checkErrs("Activity on the DB with a new table", direct(tables))
+	if _, err := db.ExecContext(e.ctx, "DROP TABLE "+name("gone2")); err != nil {
+		t.Fatalf("drop: %v", err)
+	}
+	wantErr[name("gone2")] = dialects.ErrSchemaVersion
+	checkErrs("Activity on the DB after a drop", direct(tables))
+	checkErrs("Activity on the DB after a drop, again", direct(tables))
 }
 
 // testActivityStatements: Activity over 50 tables is one statement. One
