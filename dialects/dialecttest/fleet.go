@@ -40,6 +40,23 @@ func outboxIn(t testing.TB, tgt Target, db *sql.DB, name string) *env {
 	return e
 }
 
+// createSchema creates the schema name (Target.Schema), dropped on
+// cleanup.
+func createSchema(t testing.TB, tgt Target, db *sql.DB, name string) {
+	t.Helper()
+	create, drop := tgt.Schema(name)
+	if _, err := db.ExecContext(t.Context(), create); err != nil {
+		t.Fatalf("%s: %v", create, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, drop); err != nil {
+			t.Errorf("%s: %v", drop, err)
+		}
+	})
+}
+
 // plainTable creates a table that is not an outbox table.
 func plainTable(t testing.TB, db *sql.DB, name string) {
 	t.Helper()
@@ -142,7 +159,7 @@ func testFindTablesSchemas(t *testing.T, tgt Target, e *env) {
 	sfx := suffix()
 	a, b, xa, other := "tnt"+sfx+"_a", "tnt"+sfx+"_b", "tnt"+sfx+"xa", "oth"+sfx
 	for _, s := range []string{a, b, xa, other} {
-		tgt.Schema(t, e.db, s)
+		createSchema(t, tgt, e.db, s)
 		outboxIn(t, tgt, e.db, s+".outbox")
 	}
 	outboxIn(t, tgt, e.db, a+".outbox_archive")

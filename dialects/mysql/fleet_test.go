@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -83,42 +84,16 @@ func explainActivity(t *testing.T, db *sql.DB, d *mysql.Dialect, what string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.QueryContext(t.Context(), "EXPLAIN "+query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]string{}
-		var line []string
-		for i, c := range cols {
-			m[c] = vals[i].String
-			if vals[i].Valid {
-				line = append(line, c+"="+vals[i].String)
-			}
-		}
-		plan = append(plan, strings.Join(line, " "))
+	plan := explain(t, db, query)
+	var lines []string
+	for _, m := range plan {
+		lines = append(lines, fmt.Sprintf("select_type=%s table=%s type=%s key=%s rows=%s extra=%s",
+			m["select_type"], m["table"], m["type"], m["key"], m["rows"], m["Extra"]))
 		if m["table"] == "o" && (m["type"] == "ALL" || m["key"] != "outbox_claim_idx") {
 			t.Errorf("%s: the probe reads the outbox table other than through claim_idx: %v", what, m)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("activity.sql, %s:\n%s", what, strings.Join(plan, "\n"))
+	t.Logf("activity.sql, %s:\n%s", what, strings.Join(lines, "\n"))
 	if len(plan) == 0 {
 		t.Fatalf("%s: empty plan", what)
 	}

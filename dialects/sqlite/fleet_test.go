@@ -68,29 +68,11 @@ func TestActivityPlan(t *testing.T) {
 // when it reads the outbox table (o) other than through claim_idx.
 func explainActivity(t *testing.T, db *sql.DB, d *sqlite.Dialect, what string) {
 	t.Helper()
-	query, args, err := sqlite.Bind(d, "activity.sql", sql.Named("now", time.Now().UnixMicro()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
+	plan := queryPlan(t, db, d, "activity.sql", sql.Named("now", time.Now().UnixMicro()))
+	for _, detail := range plan {
 		if (strings.HasPrefix(detail, "SCAN o") || strings.HasPrefix(detail, "SEARCH o")) && !strings.Contains(detail, "outbox_claim_idx") {
 			t.Errorf("%s: the probe reads the outbox table other than through claim_idx: %q", what, detail)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	t.Logf("activity.sql, %s:\n%s", what, strings.Join(plan, "\n"))
 	if !strings.Contains(strings.Join(plan, "\n"), "outbox_claim_idx") {
