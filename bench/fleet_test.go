@@ -32,6 +32,7 @@ var (
 	fleetRelays  = flag.Int("fleet.relays", 3, "fleets (relay processes' worth) BenchmarkFleetIdle runs")
 	fleetWindow  = flag.Duration("fleet.window", 65*time.Second, "window BenchmarkFleetIdle counts statements over (at least two 30 s polls)")
 	fleetWarmup  = flag.Duration("fleet.warmup", 10*time.Second, "time BenchmarkFleetIdle lets the fleets start, split partitions and clean up before counting")
+	fleetParts   = flag.Int("fleet.partitions", 8, "partitions of each tenant's outbox table (PostgreSQL holds an advisory lock per owned partition in its shared lock table: 200 tables of 64 exceed its default 6,400 slots)")
 	fleetNewReps = flag.Int("fleet.newtenants", 3, "tenants BenchmarkFleetNewTenant creates, one after the other")
 	fleetTrace   = flag.Bool("fleet.trace", false, "BenchmarkFleetIdle logs (with -v) the statements of its counted window, by their first 80 characters, most frequent first")
 )
@@ -95,7 +96,7 @@ func (td *tenantDB) create(b *testing.B, i int) dialects.Dialect {
 	if _, err := td.admin.ExecContext(ctx, "CREATE SCHEMA "+td.schema(i)); err != nil {
 		b.Fatal(err)
 	}
-	d, err := postgres.New(postgres.WithTable(td.table(i)))
+	d, err := postgres.New(postgres.WithTable(td.table(i)), postgres.WithPartitions(*fleetParts))
 	if err != nil {
 		b.Fatal(err)
 	}

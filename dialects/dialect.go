@@ -489,12 +489,16 @@ type Dialect interface {
 	// Activity reads, for each of tables (names as WithTable accepts
 	// them), when its next pending row is due (TableActivity.NextDue),
 	// with one statement whatever the number of tables: a probe per table
-	// through the indexes the relay's Read already walks (the pending
-	// rows of claim_idx), so an idle table costs one look into an empty
-	// index, and a table with a backlog the look at its first due row.
-	// The result has one entry per table, in order. The statement is
-	// rendered once per table list and cached. When it fails (a table
-	// dropped since the list was made), each table is read by a
+	// through the index the relay's Read walks (claim_idx: the pending
+	// rows), never the published rows. An idle table costs a look into an
+	// empty index, a table with a backlog the look at its first due row,
+	// and a table whose pending rows are none due (retries, scheduled
+	// rows) a walk of them. The result has one entry per table, in order;
+	// Activity's own error is only the context's. The statement is
+	// rendered once per table list and cached; on a *sql.DB it is kept
+	// prepared (one per database: the last list's), so that PostgreSQL
+	// plans it once per connection, not at every call. When it fails (a
+	// table dropped since the list was made), each table is read by a
 	// statement of its own, so that only the tables that fail get an Err
 	// and the others their NextDue; the tables that failed are read alone
 	// on later calls until they succeed again. On PostgreSQL a failed

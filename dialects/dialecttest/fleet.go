@@ -40,6 +40,23 @@ func outboxIn(t testing.TB, tgt Target, db *sql.DB, name string) *env {
 	return e
 }
 
+// createSchema creates the schema name (Target.Schema), dropped on
+// cleanup.
+func createSchema(t testing.TB, tgt Target, db *sql.DB, name string) {
+	t.Helper()
+	create, drop := tgt.Schema(name)
+	if _, err := db.ExecContext(t.Context(), create); err != nil {
+		t.Fatalf("%s: %v", create, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, drop); err != nil {
+			t.Errorf("%s: %v", drop, err)
+		}
+	})
+}
+
 // plainTable creates a table that is not an outbox table.
 func plainTable(t testing.TB, db *sql.DB, name string) {
 	t.Helper()
@@ -71,8 +88,7 @@ func unqualified(t testing.TB, tgt Target, names []string) []string {
 			s, table = "", n
 		}
 		if (s == "") != (tgt.Schema == nil) || i > 0 && s != schema {
-			t.Fatalf("FindTables returned %q: want every name %s", names,
-				map[bool]string{true: "unqualified", false: "qualified with the current schema"}[tgt.Schema == nil])
+			t.Fatalf("FindTables returned %q: want every name qualified with the current schema (unqualified on a dialect without schemas)", names)
 		}
 		schema, out[i] = s, table
 	}
@@ -142,7 +158,7 @@ func testFindTablesSchemas(t *testing.T, tgt Target, e *env) {
 	sfx := suffix()
 	a, b, xa, other := "tnt"+sfx+"_a", "tnt"+sfx+"_b", "tnt"+sfx+"xa", "oth"+sfx
 	for _, s := range []string{a, b, xa, other} {
-		tgt.Schema(t, e.db, s)
+		createSchema(t, tgt, e.db, s)
 		outboxIn(t, tgt, e.db, s+".outbox")
 	}
 	outboxIn(t, tgt, e.db, a+".outbox_archive")
@@ -335,6 +351,30 @@ func testActivity(t *testing.T, tgt Target) {
 	if n != 2 {
 		t.Errorf("Activity again ran %d statements, want 2 (the dropped table read alone)", n)
 	}
+
+	// On the *sql.DB itself, whose statement the dialect keeps prepared:
+	// the same answers, before and after a table of the list is dropped.
+	direct := func(tables []string) []dialects.TableActivity {
+		t.Helper()
+		got, err := e.d.Activity(e.ctx, db, tables)
+		if err != nil || len(got) != len(tables) {
+			t.Fatalf("Activity on the DB: %d entries, %v", len(got), err)
+		}
+		return got
+	}
+	outboxIn(t, tgt, db, name("gone2"))
+	tables = append(slices.Clone(good), name("gone2"))
+	want[name("gone2")] = time.Time{}
+	check("Activity on the DB", direct(tables))
+	check("Activity on the DB again", direct(tables))
+	if _, err := db.ExecContext(e.ctx, "DROP TABLE "+name("gone2")); err != nil {
+		t.Fatalf("drop: %v", err)
+	}
+	delete(want, name("gone2"))
+	wantErr[name("gone2")] = dialects.ErrSchemaVersion
+	checkErrs("Activity on the DB after a drop", direct(tables))
+	checkErrs("Activity on the DB after a drop, again", direct(tables))
+	checkErrs("Activity on the DB of the earlier list", direct(good))
 }
 
 // testActivityStatements: Activity over 50 tables is one statement. One

@@ -83,11 +83,12 @@ type Target struct {
 	// MaxTableName is the longest table name WithTable accepts (the
 	// dialect's MaxTableName); 0 skips the test of the limit.
 	MaxTableName int
-	// Schema creates an empty schema (PostgreSQL) or database (MySQL)
-	// named name on db's server, dropped on cleanup, for the tests of
-	// FindTables across schemas. Nil where table names have no schema
-	// part (SQLite): FindTables is then tested on the tables of one file.
-	Schema func(t testing.TB, db *sql.DB, name string)
+	// Schema returns the statements that create an empty schema
+	// (PostgreSQL) or database (MySQL) named name and drop it with its
+	// tables, for the tests of FindTables across schemas. Nil where table
+	// names have no schema part (SQLite): FindTables is then tested on the
+	// tables of one file.
+	Schema func(name string) (create, drop string)
 	// IdentLimit is the database's identifier limit behind MaxTableName;
 	// 0 when the dialect derives no limit from it (a longer name is then
 	// refused with ErrInvalidTable, not a *dialects.TableNameError).

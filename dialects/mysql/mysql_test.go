@@ -55,9 +55,11 @@ func target(parseTime bool) dialecttest.Target {
 			{"outbox", "partitions", "idempotency_keys", "headers_longtext_part_check"},
 			{"outbox", "partitions", "idempotency_keys", "headers_longtext_part_check", "critical_index"},
 		},
-		KillSession:  killSession,
-		LockHolders:  lockHolders,
-		Schema:       createSchema,
+		KillSession: killSession,
+		LockHolders: lockHolders,
+		Schema: func(name string) (string, string) {
+			return "CREATE DATABASE " + name, "DROP DATABASE " + name
+		},
 		MaxTableName: mysql.MaxTableName,
 		IdentLimit:   64,
 	}
@@ -200,19 +202,4 @@ func migrateNamed(t testing.TB, db *sql.DB, d dialects.Dialect, names ...string)
 	if err := mysql.MigrateNamed(t.Context(), d.(*mysql.Dialect), db, names...); err != nil {
 		t.Fatalf("migrate %v: %v", names, err)
 	}
-}
-
-// createSchema creates the database name on db's server, dropped on cleanup.
-func createSchema(t testing.TB, db *sql.DB, name string) {
-	t.Helper()
-	if _, err := db.ExecContext(t.Context(), "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if _, err := db.ExecContext(ctx, "DROP DATABASE "+name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
 }

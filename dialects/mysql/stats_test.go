@@ -228,6 +228,23 @@ func fill(t *testing.T, db *sql.DB, base time.Time, lo, hi, pendingFrom int) {
 // read whole.
 func checkPlan(t *testing.T, db *sql.DB, query string, args ...any) {
 	t.Helper()
+	var plan []string
+	full := false
+	for _, m := range explain(t, db, query, args...) {
+		plan = append(plan, fmt.Sprint(m))
+		if m["table"] == "outbox" && m["type"] == "ALL" {
+			full = true
+		}
+	}
+	if full || len(plan) == 0 {
+		t.Errorf("the plan reads the outbox table whole:\n%s", strings.Join(plan, "\n"))
+	}
+}
+
+// explain returns the rows of EXPLAIN of query, each a column name to its
+// value ("" for NULL).
+func explain(t *testing.T, db *sql.DB, query string, args ...any) []map[string]string {
+	t.Helper()
 	rows, err := db.QueryContext(t.Context(), "EXPLAIN "+query, args...)
 	if err != nil {
 		t.Fatal(err)
@@ -237,8 +254,7 @@ func checkPlan(t *testing.T, db *sql.DB, query string, args ...any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plan []string
-	full := false
+	var plan []map[string]string
 	for rows.Next() {
 		vals := make([]sql.NullString, len(cols))
 		ptrs := make([]any, len(cols))
@@ -252,15 +268,10 @@ func checkPlan(t *testing.T, db *sql.DB, query string, args ...any) {
 		for i, c := range cols {
 			m[c] = vals[i].String
 		}
-		plan = append(plan, fmt.Sprint(m))
-		if m["table"] == "outbox" && m["type"] == "ALL" {
-			full = true
-		}
+		plan = append(plan, m)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if full || len(plan) == 0 {
-		t.Errorf("the plan reads the outbox table whole:\n%s", strings.Join(plan, "\n"))
-	}
+	return plan
 }

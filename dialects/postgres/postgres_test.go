@@ -45,9 +45,11 @@ func target(driver string) dialecttest.Target {
 				t.Fatalf("migrate to %d: %v", version, err)
 			}
 		},
-		KillSession:  killSession,
-		LockHolders:  lockHolders,
-		Schema:       createSchema,
+		KillSession: killSession,
+		LockHolders: lockHolders,
+		Schema: func(name string) (string, string) {
+			return "CREATE SCHEMA " + name, "DROP SCHEMA " + name + " CASCADE"
+		},
 		MaxTableName: postgres.MaxTableName,
 		IdentLimit:   63,
 	}
@@ -263,19 +265,4 @@ func migratePrevious(t testing.TB, db *sql.DB, d dialects.Dialect) {
 	if err := postgres.InstallFunctions(t.Context(), d.(*postgres.Dialect), db); err != nil {
 		t.Fatalf("install this version's functions: %v", err)
 	}
-}
-
-// createSchema creates the schema name on db's server, dropped on cleanup.
-func createSchema(t testing.TB, db *sql.DB, name string) {
-	t.Helper()
-	if _, err := db.ExecContext(t.Context(), "CREATE SCHEMA "+name); err != nil {
-		t.Fatalf("create schema %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if _, err := db.ExecContext(ctx, "DROP SCHEMA "+name+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-		}
-	})
 }

@@ -43,9 +43,11 @@ type Activity struct {
 	// process's); otherwise the probe reads the database's clock itself.
 	Now func() any
 
-	mu      sync.Mutex
-	queries map[string]*Query          // statements of several tables, by table list
-	alone   map[string]map[string]bool // per table list: the tables read alone since they failed
+	mu       sync.Mutex
+	queries  map[string]*Query          // statements of several tables, by table list
+	alone    map[string]map[string]bool // per table list: the tables read alone since they failed
+	prepared map[*sql.DB]string         // per database: the statement of several tables kept prepared in stmts
+	stmts    StmtCache
 }
 
 // probeResult is one table's answer.
@@ -150,7 +152,7 @@ func (a *Activity) probe(ctx context.Context, q dialects.Querier, tables []strin
 	if a.Now != nil {
 		args = append(args, sql.Named("now", a.Now()))
 	}
-	rows, err := QueryRows(ctx, q, query, args...)
+	rows, err := a.run(ctx, q, query, len(tables) > 1, args)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +176,44 @@ func (a *Activity) probe(ctx context.Context, q dialects.Querier, tables []strin
 		return nil, err
 	}
 	return found, nil
+}
+
+// run runs query on q. A statement of several tables run on a *sql.DB is
+// prepared and kept, one per database (the last table list's), so that
+// PostgreSQL plans it once per connection instead of at every call (its
+// planning grows with the tables and outweighs its execution); a failed
+// one is dropped.
+func (a *Activity) run(ctx context.Context, q dialects.Querier, query *Query, keep bool, args []sql.NamedArg) (*sql.Rows, error) {
+	db, ok := q.(*sql.DB)
+	if !ok || !keep {
+		return QueryRows(ctx, q, query, args...)
+	}
+	text, vals, err := query.Bind(args...)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	if a.prepared == nil {
+		a.prepared = map[*sql.DB]string{}
+	}
+	last := a.prepared[db]
+	a.prepared[db] = text
+	a.mu.Unlock()
+	if last != "" && last != text {
+		a.stmts.Forget(db, last)
+	}
+	stmt, err := a.stmts.Stmt(ctx, db, text)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := stmt.QueryContext(ctx, vals...)
+	a.mu.Lock()
+	stale := a.prepared[db] != text // a concurrent call with another list took the place
+	a.mu.Unlock()
+	if stale || err != nil && ctx.Err() == nil { // failed: a table dropped, say
+		a.stmts.Forget(db, text)
+	}
+	return rows, err
 }
 
 // query returns the statement of tables: File rendered for each, joined
