@@ -169,9 +169,14 @@ func BenchmarkFleetIdle(b *testing.B) {
 		time.Sleep(*fleetWarmup) // measurement window, not synchronisation
 		var traceMu sync.Mutex
 		trace := map[string]int{}
+		var tracing atomic.Bool
 		if *fleetTrace {
+			tracing.Store(true)
 			for _, c := range counters {
 				c.BeforeStatement = func(q string) {
+					if !tracing.Load() {
+						return
+					}
 					q = strings.Join(strings.Fields(q), " ")
 					traceMu.Lock()
 					trace[q[:min(len(q), 80)]]++
@@ -189,6 +194,7 @@ func BenchmarkFleetIdle(b *testing.B) {
 			time.Sleep(time.Second)
 		}
 		end := total()
+		tracing.Store(false)
 		cancel()
 		wg.Wait()
 		if *fleetTrace {

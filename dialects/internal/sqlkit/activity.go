@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,14 @@ import (
 // again empty (a fleet asks about one list, which changes when it
 // re-discovers its tables).
 const activityLists = 16
+
+// activityChunk is the most tables one statement probes. On PostgreSQL a
+// statement locks every table and index it reads, about 5 locks a table
+// once prepared and 12 while planned, in the server's shared lock table
+// (max_locks_per_transaction × max_connections: 6,400 slots by default),
+// which also holds every relay's advisory locks: one statement over 500
+// tables would take most of it.
+const activityChunk = 100
 
 // Activity runs Dialect.Activity for a dialect: the probe of one
 // statement file (File: one table's name as a literal, its schema
@@ -46,7 +55,7 @@ type Activity struct {
 	mu       sync.Mutex
 	queries  map[string]*Query          // statements of several tables, by table list
 	alone    map[string]map[string]bool // per table list: the tables read alone since they failed
-	prepared map[*sql.DB]string         // per database: the statement of several tables kept prepared in stmts
+	prepared map[*sql.DB][]string       // per database: the statements of several tables kept prepared in stmts, oldest first
 	stmts    StmtCache
 }
 
@@ -59,6 +68,18 @@ type probeResult struct {
 // Run reads the activity of tables (see dialects.Dialect.Activity). Its
 // own error is the context's: every other failure is a table's Err.
 func (a *Activity) Run(ctx context.Context, q dialects.Querier, tables []string) ([]dialects.TableActivity, error) {
+	if len(tables) > activityChunk {
+		out := make([]dialects.TableActivity, 0, len(tables))
+		for len(tables) > 0 {
+			n := min(len(tables), activityChunk)
+			part, err := a.Run(ctx, q, tables[:n])
+			if err != nil {
+				return nil, err
+			}
+			out, tables = append(out, part...), tables[n:]
+		}
+		return out, nil
+	}
 	out := make([]dialects.TableActivity, len(tables))
 	seen := make(map[string]bool, len(tables))
 	var probe []string // distinct valid names, in order
@@ -179,7 +200,8 @@ func (a *Activity) probe(ctx context.Context, q dialects.Querier, tables []strin
 }
 
 // run runs query on q. A statement of several tables run on a *sql.DB is
-// prepared and kept, one per database (the last table list's), so that
+// prepared and kept, activityLists per database (the last table lists':
+// a fleet asks about its tables in chunks of activityChunk), so that
 // PostgreSQL plans it once per connection instead of at every call (its
 // planning grows with the tables and outweighs its execution); a failed
 // one is dropped.
@@ -194,13 +216,19 @@ func (a *Activity) run(ctx context.Context, q dialects.Querier, query *Query, ke
 	}
 	a.mu.Lock()
 	if a.prepared == nil {
-		a.prepared = map[*sql.DB]string{}
+		a.prepared = map[*sql.DB][]string{}
 	}
-	last := a.prepared[db]
-	a.prepared[db] = text
+	var evicted string
+	if kept := a.prepared[db]; !slices.Contains(kept, text) {
+		kept = append(kept, text)
+		if len(kept) > activityLists {
+			evicted, kept = kept[0], kept[1:]
+		}
+		a.prepared[db] = kept
+	}
 	a.mu.Unlock()
-	if last != "" && last != text {
-		a.stmts.Forget(db, last)
+	if evicted != "" {
+		a.stmts.Forget(db, evicted)
 	}
 	stmt, err := a.stmts.Stmt(ctx, db, text)
 	if err != nil {
@@ -208,7 +236,7 @@ func (a *Activity) run(ctx context.Context, q dialects.Querier, query *Query, ke
 	}
 	rows, err := stmt.QueryContext(ctx, vals...)
 	a.mu.Lock()
-	stale := a.prepared[db] != text // a concurrent call with another list took the place
+	stale := !slices.Contains(a.prepared[db], text) // evicted by concurrent calls meanwhile
 	a.mu.Unlock()
 	if stale || err != nil && ctx.Err() == nil { // failed: a table dropped, say
 		a.stmts.Forget(db, text)
