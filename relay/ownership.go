@@ -75,6 +75,7 @@ type owner struct {
 	giftGap   time.Duration // the next look while they wait is after this
 	warned    bool          // the no-cross-process-wake warning was logged
 	askedGift bool          // fleet: this table asked the other relays for its share (rebalance)
+	seen      []string      // fleet anchor: the relays of the last view (tellFleet)
 	retry     time.Duration
 	watchSig  chan struct{}  // a watched relay left
 	changeSig chan struct{}  // a relay joined
@@ -223,6 +224,7 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		}
 	}
 	if f := o.r.fleet; f == nil || f.anchor.Load() {
+		o.tellFleet(v.Relays)
 		o.watch(ctx, v)
 	} else {
 		o.stopWatch()
@@ -425,6 +427,32 @@ func (o *owner) watch(ctx context.Context, v dialects.View) {
 	}()
 }
 
+// tellFleet (a fleet's anchor table) tells the fleet's other tables of a
+// relay that left or joined since the anchor's last view, which its watch
+// did not report: a relay that left or joined while the watch was being
+// restarted (after a kick) is seen only here.
+func (o *owner) tellFleet(relays []string) {
+	f := o.r.fleet
+	if f == nil {
+		return
+	}
+	if o.seen != nil {
+		for _, t := range o.seen {
+			if !slices.Contains(relays, t) {
+				signal(f.db.left)
+				break
+			}
+		}
+		for _, t := range relays {
+			if !slices.Contains(o.seen, t) {
+				signal(f.db.joined)
+				break
+			}
+		}
+	}
+	o.seen = slices.Clone(relays)
+}
+
 // fleetSessionTimeout bounds a session call of a fleet table.
 const fleetSessionTimeout = 30 * time.Second
 
@@ -472,5 +500,5 @@ func (o *owner) closeSession() {
 		o.r.cfg.Logger.Warn("jitoutbox relay: closing the ownership session failed; its partitions are free once its connection or lease ends",
 			"owner", o.r.cfg.Owner, "err", err)
 	}
-	o.sess, o.watchFor = nil, nil
+	o.sess, o.watchFor, o.seen = nil, nil, nil
 }
