@@ -39,10 +39,7 @@ func TestConsoleAllTables(t *testing.T) {
 		if code, _, h := get(t, srv.URL, "/"); code != http.StatusSeeOther || h.Get("Location") != "/tables" {
 			t.Fatalf("GET / = %d to %q, want a redirect to /tables", code, h.Get("Location"))
 		}
-		code, body, _ := get(t, srv.URL, "/tables")
-		if code != http.StatusOK {
-			t.Fatalf("GET /tables = %d: %s", code, body)
-		}
+		body := getPage(t, srv.URL, "/tables")
 		row := func(body, table string) string {
 			t.Helper()
 			_, after, ok := strings.Cut(body, `data-table="`+table+`"`)
@@ -82,15 +79,7 @@ func TestConsoleAllTables(t *testing.T) {
 			base + "/partitions":         {"tenant-relay", "0-63"},
 			base + "/events/" + f.deadID: {"poison &lt;b&gt;a&lt;/b&gt;", `action="` + base + `/skip"`},
 		} {
-			code, body, _ := get(t, srv.URL, path)
-			if code != http.StatusOK {
-				t.Fatalf("GET %s = %d: %s", path, code, body)
-			}
-			for _, w := range wants {
-				if !strings.Contains(body, w) {
-					t.Errorf("GET %s lacks %q", path, w)
-				}
-			}
+			body := getPage(t, srv.URL, path, wants...)
 			if strings.Contains(body, `href="/dead`) || strings.Contains(body, `href="/events/`) || strings.Contains(body, `action="/requeue"`) {
 				t.Errorf("GET %s has a link that loses the table", path)
 			}
@@ -140,4 +129,20 @@ func TestConsoleAllTables(t *testing.T) {
 			t.Errorf("dropped table after the next look = %d, want 404", code)
 		}
 	})
+}
+
+// getPage gets path, which must answer 200 with each of wants, and returns
+// its body.
+func getPage(t *testing.T, base, path string, wants ...string) string {
+	t.Helper()
+	code, body, _ := get(t, base, path)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s = %d: %s", path, code, body)
+	}
+	for _, w := range wants {
+		if !strings.Contains(body, w) {
+			t.Errorf("GET %s lacks %q", path, w)
+		}
+	}
+	return body
 }
