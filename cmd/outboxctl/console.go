@@ -333,12 +333,12 @@ func (c *console) render(w http.ResponseWriter, r *http.Request, status int, pag
 		Now: time.Now(), Data: data}
 	if d, ok := c.tableOf(r); ok {
 		v.Table = d.Table()
-		if c.tables != nil {
-			v.Base = tablePath(d.Table())
-		}
 	}
 	if c.tables != nil {
 		v.Pattern = c.tables.pattern
+		if v.Table != "" {
+			v.Base = tablePath(v.Table)
+		}
 	}
 	if page != "login" && page != "error" {
 		v.Refresh = int(c.opts.refresh.Round(time.Second) / time.Second)

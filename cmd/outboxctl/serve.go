@@ -184,12 +184,12 @@ func (c *console) serveOn(ctx context.Context, ln net.Listener) error {
 	if c.opts.readOnly {
 		mode = "read-only"
 	}
-	what := []any{"table", c.d.Table()}
+	table := []any{"table", c.d.Table()}
 	if c.tables != nil {
-		what = []any{"tables", c.tables.pattern}
+		table = []any{"tables", c.tables.pattern}
 	}
-	c.log.Info("outboxctl console listening", append([]any{"url", "http://" + ln.Addr().String() + "/",
-		"dialect", c.d.Name()}, append(what, "auth", auth, "mode", mode)...)...)
+	c.log.Info("outboxctl console listening", "url", "http://"+ln.Addr().String()+"/", "dialect", c.d.Name(),
+		slog.Group("", table...), "auth", auth, "mode", mode)
 
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

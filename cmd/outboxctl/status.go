@@ -158,7 +158,7 @@ func statusFlags(fs *flag.FlagSet) runner {
 			return err
 		}
 		if e.g.allTables {
-			return statusAllTables(ctx, e, e.cmdline["blockers"] || e.cmdline["retention"])
+			return statusAllTables(ctx, e)
 		}
 		now := time.Now()
 		s, err := e.d.Stats(ctx, e.db)

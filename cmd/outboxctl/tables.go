@@ -206,9 +206,10 @@ type allTablesJSON struct {
 
 // statusAllTables is status -all-tables: one line (one object of "tables"
 // in JSON) per table the pattern finds. It fails with errNoTableRead, after
-// printing, when no table could be read.
-func statusAllTables(ctx context.Context, e *env, oneTableFlags bool) error {
-	if oneTableFlags {
+// printing, when no table could be read. status's -blockers and
+// -retention, which are for one table, are refused.
+func statusAllTables(ctx context.Context, e *env) error {
+	if e.cmdline["blockers"] || e.cmdline["retention"] {
 		return fmt.Errorf("%w: -blockers and -retention are for one table: with -all-tables, status counts the blocked aggregates per table", errUsage)
 	}
 	tables, err := findTables(ctx, e)
