@@ -55,8 +55,11 @@ const (
 // from the same per-process secret, written into every form (synchronizer
 // token). A POST without it, or from another Origin, is refused with 403.
 type console struct {
-	db     *sql.DB
+	db *sql.DB
+	// d is the table's dialect; with -all-tables, the one that finds the
+	// tables (each table's is in tables).
 	d      dialects.Dialect
+	tables *consoleTables // nil without -all-tables
 	opts   consoleOptions
 	log    *slog.Logger
 	redact func(error) error
@@ -81,6 +84,9 @@ func newConsole(e *env, o consoleOptions) (*console, error) {
 		now: time.Now, limits: newTokenLimiter()}
 	if c.redact == nil {
 		c.redact = func(err error) error { return err }
+	}
+	if e.g != nil && e.g.allTables {
+		c.tables = newConsoleTables(e)
 	}
 	var err error
 	if c.pages, err = parsePages(); err != nil {
@@ -123,13 +129,34 @@ func (c *console) handler() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "console")
 	mux.Handle("GET /static/console.css", http.StripPrefix("/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /{$}", c.overview)
-	mux.HandleFunc("GET /partitions", c.partitions)
-	mux.HandleFunc("GET /blocked", c.blocked)
-	mux.HandleFunc("GET /dead", c.dead)
-	mux.HandleFunc("GET /events/{id}", c.event)
-	mux.HandleFunc("POST /requeue", c.action("requeue"))
-	mux.HandleFunc("POST /skip", c.action("skip"))
+	// One table's pages: at the root, or with -all-tables under
+	// /t/<table>/ for each table found (inTable), the root redirecting to
+	// the tables page.
+	for _, p := range []struct {
+		pattern string
+		h       http.HandlerFunc
+	}{
+		{"GET /{$}", c.overview},
+		{"GET /partitions", c.partitions},
+		{"GET /blocked", c.blocked},
+		{"GET /dead", c.dead},
+		{"GET /events/{id}", c.event},
+		{"POST /requeue", c.action("requeue")},
+		{"POST /skip", c.action("skip")},
+	} {
+		if c.tables == nil {
+			mux.HandleFunc(p.pattern, p.h)
+			continue
+		}
+		method, path, _ := strings.Cut(p.pattern, " ")
+		mux.HandleFunc(method+" "+tablePrefix+"{table}"+path, c.inTable(p.h))
+	}
+	if c.tables != nil {
+		mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/tables", http.StatusSeeOther)
+		})
+		mux.HandleFunc("GET /tables", c.tablesPage)
+	}
 	mux.HandleFunc("GET /login", c.loginPage)
 	mux.HandleFunc("POST /login", c.login)
 	return c.guard(mux)
@@ -274,9 +301,15 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 
 // view is what every page template receives.
 type view struct {
-	Title    string
-	Path     string
-	Table    string
+	Title string
+	Path  string
+	// Base prefixes the links to the table's pages: "" for the one table,
+	// "/t/<table>" with -all-tables.
+	Base string
+	// Table is the table the page shows; "" on the tables page.
+	Table string
+	// Pattern is -tables-pattern with -all-tables, else "".
+	Pattern  string
 	Dialect  string
 	Refresh  int    // seconds; 0: no refresh
 	Reload   string // the page to refresh to: this one without its message
@@ -295,9 +328,18 @@ func (c *console) render(w http.ResponseWriter, r *http.Request, status int, pag
 		http.Error(w, "no such page", http.StatusInternalServerError)
 		return
 	}
-	v := view{Title: title, Path: r.URL.Path, Table: c.d.Table(), Dialect: c.d.Name(), CSRF: c.csrf,
+	v := view{Title: title, Path: r.URL.Path, Dialect: c.d.Name(), CSRF: c.csrf,
 		ReadOnly: c.opts.readOnly, Authed: c.opts.token != "" && c.authorized(r), Msg: doneMessage(r.URL.Query()),
 		Now: time.Now(), Data: data}
+	if d, ok := c.tableOf(r); ok {
+		v.Table = d.Table()
+	}
+	if c.tables != nil {
+		v.Pattern = c.tables.pattern
+		if v.Table != "" {
+			v.Base = tablePath(v.Table)
+		}
+	}
 	if page != "login" && page != "error" {
 		v.Refresh = int(c.opts.refresh.Round(time.Second) / time.Second)
 		u := *r.URL

@@ -29,13 +29,16 @@ var templateFuncs = template.FuncMap{
 		}
 		return age(now.Sub(t))
 	},
-	"actID": func(verb, id, csrf, back string) actionForm {
-		return actionForm{verb, "id:" + id, id, "", "", false, csrf, back}
+	"actID": func(verb, id string, v view) actionForm {
+		return actionForm{verb, "id:" + id, id, "", "", false, v.CSRF, v.Path, v.Base}
 	},
-	"actAgg": func(verb, typ, id, csrf, back string) actionForm {
-		return actionForm{verb, "aggregate:" + typ + "/" + id, "", typ, id, false, csrf, back}
+	"actAgg": func(verb, typ, id string, v view) actionForm {
+		return actionForm{verb, "aggregate:" + typ + "/" + id, "", typ, id, false, v.CSRF, v.Path, v.Base}
 	},
-	"actAll":       func(verb, csrf, back string) actionForm { return actionForm{verb, "all", "", "", "", true, csrf, back} },
+	"actAll": func(verb string, v view) actionForm {
+		return actionForm{verb, "all", "", "", "", true, v.CSRF, v.Path, v.Base}
+	},
+	"plural":       plural,
 	"dictBlockers": func(v view, rows []dialects.Blocker) blockersView { return blockersView{v, rows} },
 	"dictRows":     func(v view, rows []dialects.Row) rowsView { return rowsView{v, rows} },
 	"until": func(now, t time.Time) string {
@@ -58,6 +61,7 @@ type actionForm struct {
 	All            bool
 	CSRF           string
 	Back           string
+	Base           string // view.Base: the form posts to Base + "/" + Verb
 }
 
 // blockersView and rowsView pass a page's view and a list to the shared
@@ -91,31 +95,31 @@ type overviewData struct {
 const overviewRows = 10
 
 func (c *console) overview(w http.ResponseWriter, r *http.Request) {
-	ctx, now := r.Context(), time.Now()
-	s, err := c.d.Stats(ctx, c.db)
+	ctx, now, d := r.Context(), time.Now(), c.dialect(r)
+	s, err := d.Stats(ctx, c.db)
 	if err != nil {
 		c.dbFail(w, r, "read stats", err)
 		return
 	}
 	data := overviewData{Stats: s}
-	if data.Cleanup, err = cleanupHealth(ctx, c.db, c.d, s, now, c.opts.retention); err != nil {
+	if data.Cleanup, err = cleanupHealth(ctx, c.db, d, s, now, c.opts.retention); err != nil {
 		c.dbFail(w, r, "read rows past retention", err)
 		return
 	}
-	o, err := c.d.Ownership(ctx, c.db, now)
+	o, err := d.Ownership(ctx, c.db, now)
 	if err != nil {
 		c.dbFail(w, r, "read ownership", err)
 		return
 	}
 	data.Relays, data.Free, data.Count = len(o.Relays), len(o.Free()), len(o.Partitions)
-	if data.Blockers, err = c.d.BlockerSummaries(ctx, c.db, now, overviewRows+1); err != nil {
+	if data.Blockers, err = d.BlockerSummaries(ctx, c.db, now, overviewRows+1); err != nil {
 		c.dbFail(w, r, "read blocked aggregates", err)
 		return
 	}
 	if len(data.Blockers) > overviewRows {
 		data.Blockers, data.MoreBlock = data.Blockers[:overviewRows], true
 	}
-	if data.Dead, err = c.d.ListSummaries(ctx, c.db, dialects.ListFilter{State: dialects.StateDead, Limit: overviewRows + 1}); err != nil {
+	if data.Dead, err = d.ListSummaries(ctx, c.db, dialects.ListFilter{State: dialects.StateDead, Limit: overviewRows + 1}); err != nil {
 		c.dbFail(w, r, "list dead letters", err)
 		return
 	}
@@ -143,7 +147,7 @@ type partitionRow struct {
 }
 
 func (c *console) partitions(w http.ResponseWriter, r *http.Request) {
-	o, err := c.d.Ownership(r.Context(), c.db, time.Now())
+	o, err := c.dialect(r).Ownership(r.Context(), c.db, time.Now())
 	if err != nil {
 		c.dbFail(w, r, "read ownership", err)
 		return
@@ -161,7 +165,7 @@ func (c *console) partitions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *console) blocked(w http.ResponseWriter, r *http.Request) {
-	bl, err := c.d.BlockerSummaries(r.Context(), c.db, time.Now(), c.opts.limit)
+	bl, err := c.dialect(r).BlockerSummaries(r.Context(), c.db, time.Now(), c.opts.limit)
 	if err != nil {
 		c.dbFail(w, r, "read blocked aggregates", err)
 		return
@@ -189,7 +193,7 @@ func (c *console) dead(w http.ResponseWriter, r *http.Request) {
 		}
 		data.After = n
 	}
-	rows, err := c.d.ListSummaries(r.Context(), c.db, dialects.ListFilter{State: dialects.StateDead,
+	rows, err := c.dialect(r).ListSummaries(r.Context(), c.db, dialects.ListFilter{State: dialects.StateDead,
 		AggregateType: data.AggregateType, AggregateID: data.AggregateID, AfterSeq: data.After, Limit: c.opts.limit + 1})
 	if errors.Is(err, dialects.ErrInvalidListFilter) {
 		c.fail(w, r, http.StatusBadRequest, err.Error())
@@ -226,7 +230,7 @@ func (c *console) event(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusBadRequest, "not an event id: an event id is a UUID (8-4-4-4-12 hex digits)")
 		return
 	}
-	row, err := c.d.Get(r.Context(), c.db, r.PathValue("id"))
+	row, err := c.dialect(r).Get(r.Context(), c.db, r.PathValue("id"))
 	if errors.Is(err, dialects.ErrEventNotFound) {
 		c.fail(w, r, http.StatusNotFound, "no event has this id")
 		return
@@ -270,11 +274,12 @@ func (c *console) action(verb string) http.HandlerFunc {
 		var (
 			n   int64
 			err error
+			d   = c.dialect(r)
 		)
 		if verb == "requeue" {
-			n, err = c.d.Requeue(r.Context(), c.db, f, time.Now())
+			n, err = d.Requeue(r.Context(), c.db, f, time.Now())
 		} else {
-			n, err = c.d.Skip(r.Context(), c.db, f)
+			n, err = d.Skip(r.Context(), c.db, f)
 		}
 		if errors.Is(err, dialects.ErrInvalidRequeueFilter) {
 			c.fail(w, r, http.StatusBadRequest, verb+" needs one event id, one aggregate or all: "+err.Error())
@@ -284,7 +289,7 @@ func (c *console) action(verb string) http.HandlerFunc {
 			c.dbFail(w, r, verb, err)
 			return
 		}
-		c.log.Info("console: "+verb, "events", n, "ids", len(f.IDs), "aggregate_type", f.AggregateType,
+		c.log.Info("console: "+verb, "table", d.Table(), "events", n, "ids", len(f.IDs), "aggregate_type", f.AggregateType,
 			"aggregate_id", f.AggregateID, "all", f.All, "remote", r.RemoteAddr)
 		http.Redirect(w, r, backTo(r.PostFormValue("back"), verb, n), http.StatusSeeOther)
 	}

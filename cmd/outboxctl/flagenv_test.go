@@ -70,8 +70,8 @@ func TestEnvHelpNamesEveryVariable(t *testing.T) {
 			t.Errorf("outboxctl serve -h does not name $%s for -%s", v, f.Name)
 		}
 	})
-	if n != 13 {
-		t.Fatalf("%d flags, want the 5 global ones and serve's 8", n)
+	if n != 15 {
+		t.Fatalf("%d flags, want the 7 global ones and serve's 8", n)
 	}
 	if envName("serve", "token") != consoleTokenEnv || envName("list", "dsn-file") != "JITOUTBOX_DSN_FILE" {
 		t.Fatalf("variables: token %s, dsn-file %s", envName("serve", "token"), envName("list", "dsn-file"))

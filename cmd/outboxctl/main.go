@@ -1,12 +1,16 @@
 // Command outboxctl inspects and operates a jitoutbox outbox table on
 // PostgreSQL, MySQL/MariaDB or SQLite.
 //
-//	outboxctl [-dialect D] [-dsn DSN] [-table T] [--json] <command> [flags]
+//	outboxctl [-dialect D] [-dsn DSN] [-table T | -all-tables [-tables-pattern P]] [--json] <command> [flags]
 //
 // Commands: migrate (-plan lists what it would apply), status, list, dead,
 // blocked, show, requeue, skip, purge, serve (a web console on
 // 127.0.0.1:8080 by default). Run "outboxctl help" for their flags. Row
 // data and errors print with their control characters escaped.
+//
+// With -all-tables, status and serve read every outbox table that
+// -tables-pattern finds (a schema or database per tenant): a line per
+// table, and the console's tables page.
 //
 // Every global flag, and every flag of serve, can also be set by the
 // environment variable "outboxctl -h" and "outboxctl serve -h" name

@@ -31,6 +31,12 @@ Global flags (also accepted after the command; each also from its variable):
                                    newline trimmed (a mounted Secret); not with -dsn
   -table NAME                      $JITOUTBOX_TABLE; outbox table (default "outbox")
   -json                            $JITOUTBOX_JSON; one JSON document per command
+  -all-tables                      $JITOUTBOX_ALL_TABLES; every outbox table -tables-pattern
+                                   finds (a schema or database per tenant): status and serve only
+  -tables-pattern P                $JITOUTBOX_TABLES_PATTERN; with -all-tables, the tables to read:
+                                   "schema.table" on PostgreSQL, "database.table" on MySQL,
+                                   "table" on SQLite, '*' any run of characters in one part
+                                   (tenant_*.outbox); default every outbox table: "*.*" ("*" on SQLite)
 
 Commands:
   migrate [-plan [-v]]             apply the numbered migrations the table lacks (idempotent);
@@ -74,6 +80,10 @@ is ever printed.
 type globals struct {
 	dialect, dsn, dsnFile, table string
 	json                         bool
+	// allTables and pattern select every outbox table the pattern finds
+	// (tables.go).
+	allTables bool
+	pattern   string
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -82,6 +92,8 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.dsnFile, "dsn-file", g.dsnFile, "read -dsn from this file, its trailing newline trimmed (a mounted Kubernetes Secret); not with -dsn")
 	fs.StringVar(&g.table, "table", g.table, "outbox table name")
 	fs.BoolVar(&g.json, "json", g.json, "print JSON")
+	fs.BoolVar(&g.allTables, "all-tables", g.allTables, "every outbox table -tables-pattern finds (status and serve)")
+	fs.StringVar(&g.pattern, "tables-pattern", g.pattern, `with -all-tables: the tables to read, e.g. tenant_*.outbox (default every outbox table: "*.*", SQLite "*")`)
 }
 
 // env is one command's context.
@@ -156,10 +168,16 @@ func runEnv(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	if err := g.readDSNFile(); err != nil {
 		return err
 	}
+	if err := g.checkAllTables(name, set, getenv); err != nil {
+		return err
+	}
 
 	dialect, dsn, err := resolveDSN(g.dialect, g.dsn, getenv)
 	if err != nil {
 		return err
+	}
+	if g.allTables && g.pattern == "" {
+		g.pattern = defaultPattern(dialect)
 	}
 	e := &env{g: g, stdout: stdout, stderr: stderr, cmdline: set,
 		redact: func(err error) error { return redact(err, dsn) }}

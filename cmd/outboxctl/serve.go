@@ -82,6 +82,9 @@ func serveFlags(fs *flag.FlagSet) runner {
 		if err != nil {
 			return err
 		}
+		if err := c.discover(ctx); err != nil {
+			return err
+		}
 		return c.serve(ctx)
 	})
 }
@@ -181,8 +184,12 @@ func (c *console) serveOn(ctx context.Context, ln net.Listener) error {
 	if c.opts.readOnly {
 		mode = "read-only"
 	}
-	c.log.Info("outboxctl console listening", "url", "http://"+ln.Addr().String()+"/",
-		"dialect", c.d.Name(), "table", c.d.Table(), "auth", auth, "mode", mode)
+	table := []any{"table", c.d.Table()}
+	if c.tables != nil {
+		table = []any{"tables", c.tables.pattern}
+	}
+	c.log.Info("outboxctl console listening", "url", "http://"+ln.Addr().String()+"/", "dialect", c.d.Name(),
+		slog.Group("", table...), "auth", auth, "mode", mode)
 
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()

@@ -157,6 +157,9 @@ func statusFlags(fs *flag.FlagSet) runner {
 		if err := checkRetention(*retention); err != nil {
 			return err
 		}
+		if e.g.allTables {
+			return statusAllTables(ctx, e)
+		}
 		now := time.Now()
 		s, err := e.d.Stats(ctx, e.db)
 		if err != nil {
