@@ -79,8 +79,11 @@ func relayFleet(ctx context.Context, cfg config, log *slog.Logger, obs *observer
 		log.Info("jitoutbox-relay source", "source", s.Name, "dialect", s.Dialect, "tables", s.Tables,
 			"patterns", s.Patterns, "destination", cfg.destination(cfg.dest(s)), "wake", s.wake)
 	}
-	log.Info("jitoutbox-relay starting", append([]any{"owner", cfg.owner, "config", cfg.configPath, "sources", names},
-		cfg.startAttrs()...)...)
+	attrs := []any{"config", cfg.configPath, "sources", names}
+	if cfg.owner != "" { // else the fleet makes one
+		attrs = append(attrs, "owner", cfg.owner)
+	}
+	log.Info("jitoutbox-relay starting", append(attrs, cfg.startAttrs()...)...)
 	if err := f.Run(ctx); err != nil {
 		return fmt.Errorf("relay: %w", err)
 	}
