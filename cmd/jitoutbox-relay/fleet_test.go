@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jitoutbox/jitoutbox/relay"
 )
@@ -79,4 +80,64 @@ func TestFleetReadyz(t *testing.T) {
 	if code, body = probe(); code != http.StatusServiceUnavailable || !strings.Contains(body, "database down: ") || strings.Contains(body, "database main") {
 		t.Fatalf("a source's database down: %d %q", code, body)
 	}
+}
+
+// TestFleetMetricsServed: with sources, /metrics carries each table's
+// series under its source and table labels, counters at 0 from the
+// table's first batch hook.
+func TestFleetMetricsServed(t *testing.T) {
+	path := writeConfig(t, "sources:\n  - name: main\n    dialect: sqlite\n    dsn: file:x.db\n    patterns: [\"outbox_*\"]\n")
+	cfg, err := parseFlags([]string{"-config", path, "-metrics-addr", "127.0.0.1:0"}, envOf(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := newLogger(cfg, io.Discard)
+	ctx, cancel := context.WithCancel(context.Background())
+	obs, err := newObserver(ctx, cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan struct{})
+	go func() { defer close(served); obs.serve(ctx) }()
+	defer func() { cancel(); <-served }()
+
+	hooks := fleetHooks(log, obs)
+	h := hooks("main", "outbox_a").(metricHooks)
+	h.Published(h.BatchStart(ctx, relay.BatchStartInfo{Size: 1}), relay.Message{Critical: true}, time.Millisecond)
+	hooks("main", "outbox_b")
+	_, body := get(t, "http://"+obs.ln.Addr().String()+"/metrics", "")
+	for _, tc := range []struct {
+		name, table, critical, value string
+	}{
+		{"jitoutbox_relay_published_total", "outbox_a", "true", "1"},
+		{"jitoutbox_relay_published_total", "outbox_b", "true", "0"},
+		{"jitoutbox_relay_dead_total", "outbox_a", "false", "0"},
+	} {
+		if got := sample(body, tc.name, `source="main"`, `table="`+tc.table+`"`, `critical="`+tc.critical+`"`); got != tc.value {
+			t.Errorf("%s of main/%s critical=%s = %q, want %s", tc.name, tc.table, tc.critical, got, tc.value)
+		}
+	}
+	if t.Failed() {
+		t.Logf("metrics:\n%s", body)
+	}
+}
+
+// sample returns the value of the sample of series name in a Prometheus
+// text exposition whose labels hold each of labels, "" when there is none.
+func sample(body, name string, labels ...string) string {
+	for _, line := range strings.Split(body, "\n") {
+		rest, ok := strings.CutPrefix(line, name+"{")
+		if !ok {
+			continue
+		}
+		lbls, value, _ := strings.Cut(rest, "} ")
+		all := true
+		for _, l := range labels {
+			all = all && strings.Contains(","+lbls+",", ","+l+",")
+		}
+		if all {
+			return value
+		}
+	}
+	return ""
 }
