@@ -138,7 +138,7 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	fs := flag.NewFlagSet("jitoutbox-relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.dialect, "dialect", "postgres", "database: postgres, mysql or sqlite")
-	fs.StringVar(&c.configPath, "config", "", "YAML file of settings (flags by name; the command line wins over them, they win over the environment) and sources: many databases and outbox tables served by one relay (docs/operations.md, \"Many tenants\")")
+	fs.StringVar(&c.configPath, "config", "", "YAML file of settings (flags by name; the command line wins over them, they win over the environment) and sources: many databases and outbox tables served by one relay (docs/relay.md, \"Many tenants\")")
 	fs.StringVar(&c.dsn, "dsn", "", "database DSN (default $"+envPostgresDSN+", $"+envMySQLDSN+" or $"+envSQLiteDSN+" by -dialect, when $JITOUTBOX_DSN and the -dsn-file are not set either); never logged")
 
 	fs.StringVar(&c.broker, "broker", brokerNATS, "where events go: nats, rabbitmq or kafka")
