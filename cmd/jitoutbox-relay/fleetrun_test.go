@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,8 @@ import (
 // by -migrate; one found by a pattern, created with Migrate before the
 // start) and a SQLite file (created by -migrate). Events committed in each
 // of the three tables are all published, each under its source's subject
-// prefix.
+// prefix; /readyz is 200 and /metrics counts each table's events under
+// its source and table.
 func TestRunFleetConfig(t *testing.T) {
 	pgDSN := testdb.PostgresDSN(t) // skips without PostgreSQL
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -81,7 +83,8 @@ sources:
     tables: [outbox]
     subject_prefix: %s
 `, pgDSN, named, tenant, pgPrefix, liteDSN, litePrefix))
-	r := startRun(t, "-config", path, "-nats", url)
+	r := startRun(t, "-config", path, "-nats", url, "-metrics-addr", "127.0.0.1:0")
+	base := "http://" + serverAddr(t, r.log)
 	if err := r.log.Wait(60*time.Second, 1, `"jitoutbox-relay starting"`); err != nil { // after -migrate
 		t.Fatalf("%v\n%s", err, r.log.String())
 	}
@@ -143,6 +146,28 @@ sources:
 			t.Fatalf("event %s on %s, want %s", id, msg.Subject(), subject)
 		}
 		delete(want, id)
+	}
+	// Ready: both databases answer, NATS is connected, the three tables
+	// are served; every table's series carry its source and table.
+	if body := waitStatus(t, base+"/readyz", http.StatusOK, r.log); strings.Contains(body, "table:") {
+		t.Errorf("/readyz lists a failing table: %q", body)
+	}
+	// The hook counts an event once its ack is in, which may be just
+	// after the consumer got it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, metrics := get(t, base+"/metrics", "")
+		var wrong []string
+		for _, st := range []struct{ source, table string }{{"pg", named + ".outbox"}, {"pg", found + ".outbox"}, {"lite", "outbox"}} {
+			if got := sample(metrics, "jitoutbox_relay_published_total", `source="`+st.source+`"`, `table="`+st.table+`"`, `critical="false"`); got != "3" {
+				wrong = append(wrong, fmt.Sprintf("%s/%s: %q", st.source, st.table, got))
+			}
+		}
+		if len(wrong) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("published events by table, want 3 each: %v\n%s", wrong, metrics)
+		}
 	}
 	r.stop(t)
 	if log := r.log.String(); strings.Contains(log, pgDSN) || strings.Contains(log, litePath) {
