@@ -21,6 +21,12 @@
 // so that rate() and increase() see the first event. Any OpenTelemetry
 // exporter can export them; the example service in examples/orders and
 // cmd/jitoutbox-relay (-metrics-addr) serve them to Prometheus.
+//
+// Fleets: NewFleetMetrics records the relays of a relay.Fleet (many tables
+// of one or more sources) on the same instruments, each series labelled
+// with its source and table; its Hooks method is a relay.FleetConfig.Hooks.
+// The labels are bounded: the first WithMaxTables pairs (default 100) get
+// their own, later tables are summed under table "other" of their source.
 package jitotel
 
 // ScopeName is the instrumentation scope of the meter NewRelayMetrics uses.

@@ -88,7 +88,21 @@ var LatencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 // relay.PublishedHook and relay.DeadLetterHook. Call ObserveStats to add the
 // backlog gauges. It is safe for concurrent use and may serve several relays
 // (their counts add up).
+//
+// FleetMetrics.Table returns RelayMetrics values that share one set of
+// instruments and differ in their source and table attributes.
 type RelayMetrics struct {
+	*instruments
+	labels
+	// shared reports a label several tables record under (a fleet's
+	// "other"): their gauges would overwrite each other, so ObserveStats
+	// refuses it.
+	shared bool
+}
+
+// instruments are the instruments of one NewRelayMetrics or
+// NewFleetMetrics call, on one meter.
+type instruments struct {
 	cfg   metricsConfig
 	meter metric.Meter
 
@@ -97,11 +111,29 @@ type RelayMetrics struct {
 	backlog, deadRows                               metric.Int64ObservableGauge
 	oldestAge                                       metric.Float64ObservableGauge
 	stats                                           statsInstruments
+}
 
+// labels are the attribute sets one RelayMetrics records with.
+type labels struct {
 	base             metric.MeasurementOption // the user's attributes
 	critical, normal metric.MeasurementOption // plus critical=true|false
 	blockedDead      metric.MeasurementOption // plus reason=dead
 	blockedRetry     metric.MeasurementOption // plus reason=retry
+}
+
+// newLabels returns the attribute sets for attrs.
+func newLabels(attrs []attribute.KeyValue) labels {
+	set := func(extra ...attribute.KeyValue) metric.MeasurementOption {
+		all := append(append([]attribute.KeyValue(nil), attrs...), extra...)
+		return metric.WithAttributeSet(attribute.NewSet(all...))
+	}
+	return labels{
+		base:         set(),
+		critical:     set(attribute.Bool(attrCritical, true)),
+		normal:       set(attribute.Bool(attrCritical, false)),
+		blockedDead:  set(attribute.String(attrReason, "dead")),
+		blockedRetry: set(attribute.String(attrReason, "retry")),
+	}
 }
 
 var (
@@ -112,7 +144,20 @@ var (
 
 // NewRelayMetrics creates the instruments on a meter of mp named ScopeName.
 // mp must not be nil (use otel.GetMeterProvider() for the global one).
+// WithMaxTables is for NewFleetMetrics only and makes it fail.
 func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetrics, error) {
+	ins, err := newInstruments(mp, opts)
+	if err != nil {
+		return nil, err
+	}
+	if ins.cfg.maxTables != 0 {
+		return nil, fmt.Errorf("%w: WithMaxTables applies to NewFleetMetrics only", ErrInvalidOption)
+	}
+	return ins.label(ins.cfg.attrs, false), nil
+}
+
+// newInstruments applies opts and creates the instruments on a meter of mp.
+func newInstruments(mp metric.MeterProvider, opts []MetricsOption) (*instruments, error) {
 	if mp == nil {
 		return nil, fmt.Errorf("%w: nil MeterProvider", ErrInvalidOption)
 	}
@@ -125,17 +170,7 @@ func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetr
 			return nil, err
 		}
 	}
-	m := &RelayMetrics{cfg: cfg, meter: mp.Meter(ScopeName)}
-	set := func(extra ...attribute.KeyValue) metric.MeasurementOption {
-		all := append(append([]attribute.KeyValue(nil), cfg.attrs...), extra...)
-		return metric.WithAttributeSet(attribute.NewSet(all...))
-	}
-	m.base = set()
-	m.critical = set(attribute.Bool(attrCritical, true))
-	m.normal = set(attribute.Bool(attrCritical, false))
-	m.blockedDead = set(attribute.String(attrReason, "dead"))
-	m.blockedRetry = set(attribute.String(attrReason, "retry"))
-
+	m := &instruments{cfg: cfg, meter: mp.Meter(ScopeName)}
 	var err error
 	counter := func(name, desc string) metric.Int64Counter {
 		if err != nil {
@@ -176,8 +211,15 @@ func NewRelayMetrics(mp metric.MeterProvider, opts ...MetricsOption) (*RelayMetr
 	if err != nil {
 		return nil, fmt.Errorf("jitotel: create instruments: %w", err)
 	}
-	m.startAtZero()
 	return m, nil
+}
+
+// label returns a RelayMetrics recording on ins with attrs, its counter
+// series started at zero.
+func (ins *instruments) label(attrs []attribute.KeyValue, shared bool) *RelayMetrics {
+	m := &RelayMetrics{instruments: ins, labels: newLabels(attrs), shared: shared}
+	m.startAtZero()
+	return m
 }
 
 // startAtZero records 0 on every counter, for each attribute set it uses,

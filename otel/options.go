@@ -19,6 +19,7 @@ var ErrInvalidOption = errors.New("jitotel: invalid option")
 type metricsConfig struct {
 	attrs        []attribute.KeyValue
 	statsTimeout time.Duration
+	maxTables    int // 0: not set
 }
 
 // MetricsOption configures NewRelayMetrics.
@@ -51,6 +52,20 @@ func WithStatsTimeout(d time.Duration) MetricsOption {
 			return fmt.Errorf("%w: stats timeout %v must be positive", ErrInvalidOption, d)
 		}
 		c.statsTimeout = d
+		return nil
+	}
+}
+
+// WithMaxTables sets how many (source, table) pairs of a FleetMetrics get
+// labels of their own (default DefaultMaxTables); the tables after them are
+// recorded under table "other". n must be positive. It applies to
+// NewFleetMetrics only: NewRelayMetrics refuses it.
+func WithMaxTables(n int) MetricsOption {
+	return func(c *metricsConfig) error {
+		if n <= 0 {
+			return fmt.Errorf("%w: max tables %d must be positive", ErrInvalidOption, n)
+		}
+		c.maxTables = n
 		return nil
 	}
 }

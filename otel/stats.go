@@ -23,9 +23,14 @@ type StatsFunc func(ctx context.Context) (relay.Stats, error)
 //
 // The values describe the whole table, so register one relay per table and
 // process. Unregister the returned registration when the relay is gone.
+// A FleetMetrics table past the cap (recorded under "other" with other
+// tables) cannot observe stats: their gauges would overwrite each other.
 func (m *RelayMetrics) ObserveStats(stats StatsFunc) (metric.Registration, error) {
 	if stats == nil {
 		return nil, fmt.Errorf("%w: nil StatsFunc", ErrInvalidOption)
+	}
+	if m.shared {
+		return nil, fmt.Errorf("%w: the table is past the FleetMetrics cap and shares the %q label; observe the stats of tables with labels of their own", ErrInvalidOption, OtherTable)
 	}
 	reg, err := m.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
 		ctx, cancel := context.WithTimeout(ctx, m.cfg.statsTimeout)

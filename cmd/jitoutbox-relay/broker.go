@@ -15,7 +15,10 @@ import (
 
 // brokerConn holds the publishers of -broker and what they need closed.
 type brokerConn struct {
-	pub  relay.Publisher
+	// pubs are the event publishers by destination (cfg.dests: a NATS
+	// subject prefix, a Kafka topic prefix or a RabbitMQ exchange), all on
+	// the process's broker connection (RabbitMQ: one connection each).
+	pubs map[string]relay.Publisher
 	dead relay.Publisher // nil without -dead-letter
 	// ready is the broker's readiness check (see readyChecks).
 	ready check
@@ -29,14 +32,36 @@ func (b *brokerConn) close() {
 	}
 }
 
-// openBroker returns the publishers of cfg.broker; nc is the NATS
-// connection, set when cfg.needsNATS(). On error, what was opened is closed.
+// connect connects to NATS when cfg.needsNATS() (to publish there or for
+// wakes), returned as nc, and opens the publishers of cfg.broker; closing
+// b closes nc too.
+func connect(ctx context.Context, cfg config, log *slog.Logger) (b *brokerConn, nc natsConn, err error) {
+	if cfg.needsNATS() {
+		if nc, err = connectNATS(cfg, log); err != nil {
+			return nil, nil, err
+		}
+	}
+	if b, err = openBroker(ctx, cfg, nc, log); err != nil {
+		if nc != nil {
+			nc.Close()
+		}
+		return nil, nil, err
+	}
+	if nc != nil {
+		b.closers = append([]func(){nc.Close}, b.closers...) // closed last
+	}
+	return b, nc, nil
+}
+
+// openBroker returns the publishers of cfg.broker, one per destination of
+// cfg.dests; nc is the NATS connection, set when cfg.needsNATS(). On
+// error, what was opened is closed.
 func openBroker(ctx context.Context, cfg config, nc natsConn, log *slog.Logger) (*brokerConn, error) {
-	b := &brokerConn{}
+	b := &brokerConn{pubs: map[string]relay.Publisher{}}
 	var err error
 	switch cfg.broker {
 	case brokerNATS:
-		b.pub, b.dead, err = newNATSPublishers(ctx, cfg, nc, log)
+		b.pubs, b.dead, err = newNATSPublishers(ctx, cfg, nc, log)
 		b.ready = natsReady(nc)
 	case brokerRabbitMQ:
 		err = b.openRabbitMQ(cfg, log)
@@ -44,8 +69,12 @@ func openBroker(ctx context.Context, cfg config, nc natsConn, log *slog.Logger) 
 	case brokerKafka:
 		err = b.openKafka(cfg)
 	}
-	if err == nil && cfg.decoder != nil {
-		b.pub, err = decodepub.New(b.pub, cfg.decoder)
+	if cfg.decoder != nil {
+		for d, p := range b.pubs {
+			if err == nil {
+				b.pubs[d], err = decodepub.New(p, cfg.decoder)
+			}
+		}
 	}
 	if err != nil {
 		b.close()
@@ -54,21 +83,24 @@ func openBroker(ctx context.Context, cfg config, nc natsConn, log *slog.Logger) 
 	return b, nil
 }
 
-// openRabbitMQ makes the RabbitMQ publishers: events on -exchange with
-// routing key <aggregate_type>.<event_type>, dead letters on the
-// -dead-letter exchange with the same keys. Each has its own connection,
-// opened at the first publish (and again after a loss).
+// openRabbitMQ makes the RabbitMQ publishers: events on -exchange (or each
+// source's exchange) with routing key <aggregate_type>.<event_type>, dead
+// letters on the -dead-letter exchange with the same keys. Each has its own
+// connection (rabbitpub keeps one per publisher), opened at the first
+// publish (and again after a loss).
 func (b *brokerConn) openRabbitMQ(cfg config, log *slog.Logger) error {
-	ropts := []rabbitpub.Option{rabbitpub.WithExchange(cfg.exchange), rabbitpub.WithLogger(log)}
-	if cfg.ceSource != "" {
-		ropts = append(ropts, rabbitpub.CloudEvents(cfg.ceSource, cfg.ceMode))
+	for _, exchange := range cfg.dests() {
+		ropts := []rabbitpub.Option{rabbitpub.WithExchange(exchange), rabbitpub.WithLogger(log)}
+		if cfg.ceSource != "" {
+			ropts = append(ropts, rabbitpub.CloudEvents(cfg.ceSource, cfg.ceMode))
+		}
+		pub, err := rabbitpub.New(cfg.amqpURL, ropts...)
+		if err != nil {
+			return fmt.Errorf("publisher: %w", err) // rabbitpub never puts the URL in an error
+		}
+		b.pubs[exchange] = pub
+		b.closers = append(b.closers, func() { _ = pub.Close() })
 	}
-	pub, err := rabbitpub.New(cfg.amqpURL, ropts...)
-	if err != nil {
-		return fmt.Errorf("publisher: %w", err) // rabbitpub never puts the URL in an error
-	}
-	b.pub = pub
-	b.closers = append(b.closers, func() { _ = pub.Close() })
 	if cfg.deadLetter == "" {
 		return nil
 	}
@@ -82,8 +114,8 @@ func (b *brokerConn) openRabbitMQ(cfg config, log *slog.Logger) error {
 }
 
 // openKafka makes the Kafka publishers on one client: events to
-// <topic-prefix>.<aggregate_type>, dead letters to the -dead-letter topic,
-// both keyed by aggregate id.
+// <topic-prefix>.<aggregate_type> (each source's prefix with -config),
+// dead letters to the -dead-letter topic, both keyed by aggregate id.
 func (b *brokerConn) openKafka(cfg config) error {
 	opts := []kgo.Opt{kgo.SeedBrokers(cfg.kafka...), kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ClientID("jitoutbox-relay")}
@@ -96,15 +128,17 @@ func (b *brokerConn) openKafka(cfg config) error {
 	}
 	b.closers = append(b.closers, cl.Close)
 	b.ready = kafkaReady(cl)
-	popts := []kafkapub.Option{kafkapub.WithTopicPrefix(cfg.topicPrefix)}
-	if cfg.debezium {
-		popts = append(popts, kafkapub.Debezium())
-	}
-	if cfg.ceSource != "" {
-		popts = append(popts, kafkapub.CloudEvents(cfg.ceSource, cfg.ceMode))
-	}
-	if b.pub, err = kafkapub.New(cl, popts...); err != nil {
-		return fmt.Errorf("publisher: %w", err)
+	for _, prefix := range cfg.dests() {
+		popts := []kafkapub.Option{kafkapub.WithTopicPrefix(prefix)}
+		if cfg.debezium {
+			popts = append(popts, kafkapub.Debezium())
+		}
+		if cfg.ceSource != "" {
+			popts = append(popts, kafkapub.CloudEvents(cfg.ceSource, cfg.ceMode))
+		}
+		if b.pubs[prefix], err = kafkapub.New(cl, popts...); err != nil {
+			return fmt.Errorf("publisher: %w", err)
+		}
 	}
 	if cfg.deadLetter == "" {
 		return nil

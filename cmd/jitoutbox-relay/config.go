@@ -74,6 +74,12 @@ type config struct {
 	dialect string
 	dsn     string
 
+	// configPath is the -config file, file its content; sources its
+	// sources (none: the one-table case of -dsn and -table).
+	configPath string
+	file       *configFile
+	sources    []sourceSpec
+
 	broker     string
 	natsURL    string
 	amqpURL    string
@@ -122,7 +128,7 @@ type config struct {
 
 // needsNATS reports whether the relay connects to NATS: to publish there or
 // to receive its wakes.
-func (c config) needsNATS() bool { return c.broker == brokerNATS || c.wake == "nats" }
+func (c config) needsNATS() bool { return c.broker == brokerNATS || c.wakes()["nats"] }
 
 // parseFlags parses args; env supplies the DSN and broker address defaults.
 // Messages (usage, errors) go to stderr. A bad value or combination is a
@@ -132,6 +138,7 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	fs := flag.NewFlagSet("jitoutbox-relay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.dialect, "dialect", "postgres", "database: postgres, mysql or sqlite")
+	fs.StringVar(&c.configPath, "config", "", "YAML file of settings (flags by name; the command line wins over them, they win over the environment) and sources: many databases and outbox tables served by one relay (docs/relay.md, \"Many tenants\")")
 	fs.StringVar(&c.dsn, "dsn", "", "database DSN (default $"+envPostgresDSN+", $"+envMySQLDSN+" or $"+envSQLiteDSN+" by -dialect, when $JITOUTBOX_DSN and the -dsn-file are not set either); never logged")
 
 	fs.StringVar(&c.broker, "broker", brokerNATS, "where events go: nats, rabbitmq or kafka")
@@ -188,7 +195,10 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	if fs.NArg() > 0 {
 		return c, &flagError{Flag: "arguments", Reason: fmt.Sprintf("unexpected %q: the command takes flags only", fs.Args())}
 	}
-	if err := applyEnv(fs, set, env); err != nil {
+	if err := c.loadConfig(fs, set, env); err != nil {
+		return c, err
+	}
+	if err := applyEnv(fs, c.envSkips(set), env); err != nil {
 		return c, err
 	}
 	if err := files.read(fs); err != nil {
@@ -219,21 +229,20 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 	default:
 		return c, flagErrorf("-log-format", "%q: use json or text", c.logFormat)
 	}
-	switch c.dialect {
-	case "postgres":
-		c.dsn = cmp.Or(c.dsn, env(envPostgresDSN))
-	case "mysql":
-		c.dsn = cmp.Or(c.dsn, env(envMySQLDSN))
-	case "sqlite":
-		c.dsn = cmp.Or(c.dsn, env(envSQLiteDSN))
-	default:
-		return c, flagErrorf("-dialect", "%q: use postgres, mysql or sqlite", c.dialect)
-	}
-	if c.dsn == "" {
-		return c, flagErrorf("-dsn", "no DSN: pass -dsn or set the environment variable for -dialect %s", c.dialect)
+	if c.fleet() {
+		if err := c.parseSources(); err != nil {
+			return c, err
+		}
+	} else if err := c.parseDatabase(env); err != nil {
+		return c, err
 	}
 	if err := c.parseBroker(set, env, *kafka); err != nil {
 		return c, err
+	}
+	if c.fleet() {
+		if err := c.parseSourceDests(); err != nil {
+			return c, err
+		}
 	}
 	if err := c.parseWake(); err != nil {
 		return c, err
@@ -242,6 +251,25 @@ func parseFlags(args []string, env func(string) string, stderr io.Writer) (confi
 		return c, err
 	}
 	return c, nil
+}
+
+// parseDatabase checks -dialect and -dsn (with its default from the
+// environment) of the one-table case.
+func (c *config) parseDatabase(env func(string) string) error {
+	switch c.dialect {
+	case "postgres":
+		c.dsn = cmp.Or(c.dsn, env(envPostgresDSN))
+	case "mysql":
+		c.dsn = cmp.Or(c.dsn, env(envMySQLDSN))
+	case "sqlite":
+		c.dsn = cmp.Or(c.dsn, env(envSQLiteDSN))
+	default:
+		return flagErrorf("-dialect", "%q: use postgres, mysql or sqlite", c.dialect)
+	}
+	if c.dsn == "" {
+		return flagErrorf("-dsn", "no DSN: pass -dsn or set the environment variable for -dialect %s", c.dialect)
+	}
+	return nil
 }
 
 // parseBroker checks -broker and the flags that belong to it.
@@ -273,10 +301,10 @@ func (c *config) parseBroker(set map[string]bool, env func(string) string, kafka
 		if c.amqpURL == "" {
 			return flagErrorf("-amqp", "no RabbitMQ URL: pass -amqp amqp://user:password@host:5672/vhost or set $%s", envAMQPURL)
 		}
-		if c.exchange == "" {
+		if c.exchange == "" && !c.fleet() {
 			return flagErrorf("-exchange", "-broker rabbitmq needs the exchange to publish on (declare it, a topic exchange suits, and bind your queues)")
 		}
-		if err := rabbitpub.ValidateName(c.exchange); err != nil {
+		if err := rabbitpub.ValidateName(c.exchange); c.exchange != "" && err != nil {
 			return flagErrorf("-exchange", "%v", err)
 		}
 		if c.deadLetter != "" {
@@ -338,40 +366,41 @@ func (c *config) parseNATS() error {
 		if err := natspub.ValidateSubject(c.deadLetter); err != nil {
 			return flagErrorf("-dead-letter", "not a subject to publish on: %v", err)
 		}
-		if subjectCovers(c.subjectPrefix+".>", c.deadLetter) {
+		if !c.fleet() && subjectCovers(c.subjectPrefix+".>", c.deadLetter) { // the sources' prefixes: parseSourceDests
 			return flagErrorf("-dead-letter", "subject %q is under -subject-prefix %q, so consumers of events would receive dead letters as events; choose a subject outside it", c.deadLetter, c.subjectPrefix)
 		}
 	}
 	return nil
 }
 
-// parseWake checks -wake and its subject or channel.
+// parseWake checks -wake and its subject or channel; without it, each
+// database takes its dialect's default (defaultWake).
 func (c *config) parseWake() error {
-	if c.wake == "" {
-		switch {
-		case c.dialect == "postgres":
-			c.wake = "pg"
-		case c.broker == brokerNATS:
-			c.wake = "nats"
-		default:
-			c.wake = "none"
-		}
-	}
 	switch c.wake {
-	case "pg":
-		if c.dialect != "postgres" {
+	case "", "pg", "nats", "none":
+	default:
+		return flagErrorf("-wake", "%q: use pg, nats or none", c.wake)
+	}
+	if c.fleet() {
+		if err := c.parseSourceWakes(); err != nil {
+			return err
+		}
+	} else {
+		c.wake = cmp.Or(c.wake, defaultWake(c.dialect, c.broker))
+		if c.wake == "pg" && c.dialect != "postgres" {
 			return flagErrorf("-wake", "pg needs -dialect postgres; use -wake nats")
 		}
+	}
+	wakes := c.wakes()
+	if wakes["pg"] {
 		if _, err := pgnotify.NewTxNotifier(pgnotify.WithChannel(c.wakeChannel)); err != nil {
 			return flagErrorf("-wake-channel", "%v", err)
 		}
-	case "nats":
+	}
+	if wakes["nats"] {
 		if err := natsnotify.ValidateSubject(c.wakeSubject); err != nil {
 			return flagErrorf("-wake-subject", "%v", err)
 		}
-	case "none":
-	default:
-		return flagErrorf("-wake", "%q: use pg, nats or none", c.wake)
 	}
 	return nil
 }
@@ -414,15 +443,15 @@ func subjectCovers(filter, pattern string) bool {
 	return len(f) == len(p)
 }
 
-// destination describes where events go, for the start-up log line.
-func (c config) destination() string {
+// destination describes dest (see config.dest), for the start-up log.
+func (c config) destination(dest string) string {
 	switch c.broker {
 	case brokerRabbitMQ:
-		return "exchange " + c.exchange
+		return "exchange " + dest
 	case brokerKafka:
-		return "topics " + c.topicPrefix + ".<aggregate_type>"
+		return "topics " + dest + ".<aggregate_type>"
 	}
-	d := c.publisher + " " + c.subjectPrefix + ".>"
+	d := c.publisher + " " + dest + ".>"
 	if c.stream != "" {
 		d += " in stream " + c.stream
 	}

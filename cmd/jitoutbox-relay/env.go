@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -97,19 +98,31 @@ func (files secretFiles) read(fs *flag.FlagSet) error {
 		if fs.Lookup(name).Value.String() != "" {
 			return flagErrorf("-"+name+"-file", "give -%s or -%s-file (or $%s or $%s), not both", name, name, envName(name), envName(name+"-file"))
 		}
-		b, err := os.ReadFile(path)
+		v, err := readSecretFile(path)
 		if err != nil {
-			return &flagError{Flag: "-" + name + "-file", Err: err} // the error names the path, never the content
-		}
-		v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
-		if v == "" {
-			return flagErrorf("-"+name+"-file", "%s is empty", path)
+			return &flagError{Flag: "-" + name + "-file", Err: err}
 		}
 		if err := fs.Set(name, v); err != nil {
 			return flagErrorf("-"+name+"-file", "invalid value in %s", path)
 		}
 	}
 	return nil
+}
+
+// readSecretFile returns the content of the file at path with its trailing
+// "\n" or "\r\n" (as `echo` and editors leave it) removed. A file that
+// cannot be read, or is empty, is an error that names the path, never the
+// content.
+func readSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if v == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return v, nil
 }
 
 // parseMetrics checks -metrics-addr and -metrics-token.

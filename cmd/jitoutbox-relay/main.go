@@ -11,6 +11,8 @@
 //
 // Flags (run with -h for the full list):
 //
+//	-config FILE                     YAML: settings (flags by name) and sources, many databases and
+//	                                 tables served as one relay.Fleet (see below)
 //	-dialect postgres|mysql|sqlite   database (default postgres)
 //	-dsn DSN                         default $JITOUTBOX_POSTGRES_DSN, $JITOUTBOX_MYSQL_DSN or $JITOUTBOX_SQLITE_DSN by dialect
 //	-broker nats|rabbitmq|kafka      where events go (default nats)
@@ -51,6 +53,27 @@
 // The endpoints only read and print no secret, so a non-loopback address
 // needs no token (Prometheus and the kubelet reach it from other hosts);
 // -metrics-token guards /metrics with a bearer token, the probes stay open.
+//
+// With -config FILE, one process serves many outbox tables (a schema per
+// tenant, shards) of one or more databases:
+//
+//	settings:                 # optional: flags by name; the command line wins over them,
+//	  broker: nats            # they win over the environment
+//	sources:
+//	  - name: main                        # required, unique
+//	    dialect: postgres                 # postgres | mysql | sqlite
+//	    dsn_file: /run/secrets/main-dsn   # or dsn:
+//	    tables: [public.outbox]           # -migrate creates these
+//	    patterns: ["tenant_*.outbox"]     # found again while running
+//	    subject_prefix: tenants.main      # topic_prefix: (Kafka), exchange: (RabbitMQ)
+//
+// The file is decoded strictly: an unknown key, or a bad source, exits with
+// status 2 naming the line, the source and the field. With sources, -dsn,
+// -dsn-file, -dialect and -table are refused; with -metrics-addr the
+// series carry source and table labels (jitotel.FleetMetrics), and
+// /readyz requires every source's database, the broker and one table
+// served, listing the tables that cannot be served without failing for
+// them.
 //
 // Every flag can also be set by an environment variable, named in -h:
 // JITOUTBOX_ and the flag's name in capitals with '_' for '-'

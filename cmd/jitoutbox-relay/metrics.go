@@ -49,8 +49,11 @@ type observer struct {
 	token   string
 	secrets []string
 
-	mp      *sdkmetric.MeterProvider
+	mp *sdkmetric.MeterProvider
+	// metrics records the relay of the one-table case, fleet the tables
+	// of -config's sources (one of them is set).
 	metrics *jitotel.RelayMetrics
+	fleet   *jitotel.FleetMetrics
 	prom    http.Handler
 	ready   readiness
 	ln      net.Listener
@@ -65,7 +68,15 @@ func newObserver(ctx context.Context, cfg config, log *slog.Logger) (*observer, 
 		return nil, fmt.Errorf("metrics: prometheus exporter: %w", err)
 	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp))
-	m, err := jitotel.NewRelayMetrics(mp)
+	var (
+		m     *jitotel.RelayMetrics
+		fleet *jitotel.FleetMetrics
+	)
+	if cfg.fleet() {
+		fleet, err = jitotel.NewFleetMetrics(mp)
+	} else {
+		m, err = jitotel.NewRelayMetrics(mp)
+	}
 	if err != nil {
 		_ = mp.Shutdown(ctx)
 		return nil, fmt.Errorf("metrics: %w", err)
@@ -76,7 +87,7 @@ func newObserver(ctx context.Context, cfg config, log *slog.Logger) (*observer, 
 		_ = mp.Shutdown(ctx)
 		return nil, fmt.Errorf("-metrics-addr: %w", err)
 	}
-	return &observer{log: log, token: cfg.metricsToken, secrets: cfg.secrets(), mp: mp, metrics: m,
+	return &observer{log: log, token: cfg.metricsToken, secrets: cfg.secrets(), mp: mp, metrics: m, fleet: fleet,
 		prom: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ln: ln}, nil
 }
 
@@ -99,14 +110,17 @@ func (o *observer) handler() http.Handler {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		failing := o.ready.probe(r.Context(), o.log)
+		failing, notes := o.ready.probe(r.Context(), o.log)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		body := "ready\n"
 		if len(failing) > 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte("not ready\n" + strings.Join(failing, "\n") + "\n"))
-			return
+			body = "not ready\n" + strings.Join(failing, "\n") + "\n"
 		}
-		_, _ = w.Write([]byte("ready\n"))
+		if len(notes) > 0 {
+			body += strings.Join(notes, "\n") + "\n"
+		}
+		_, _ = w.Write([]byte(body))
 	})
 	return mux
 }
@@ -144,10 +158,12 @@ func (o *observer) serve(ctx context.Context) {
 	_ = o.mp.Shutdown(sctx)
 }
 
-// check is one readiness condition: fn returns nil when it holds.
+// check is one readiness condition: fn returns nil when it holds. A soft
+// check's failure is reported in /readyz's body but leaves the relay ready.
 type check struct {
 	name string
 	fn   func(ctx context.Context) error
+	soft bool
 }
 
 // readiness runs the checks of /readyz; until setChecks is called (the
@@ -158,6 +174,7 @@ type readiness struct {
 	secrets []string
 	at      time.Time // of the last round of checks
 	failing []string  // the last round's failures, "name: error"
+	notes   []string  // the last round's failures of soft checks
 }
 
 // setChecks installs the checks; secrets are redacted from their errors.
@@ -167,29 +184,37 @@ func (rd *readiness) setChecks(checks []check, secrets []string) {
 	rd.checks, rd.secrets, rd.at = checks, secrets, time.Time{}
 }
 
-// probe returns the failing checks ("name: error"), none when ready. It
-// runs the checks at most once per readyCacheFor, one probe at a time, and
-// logs each change of readiness.
-func (rd *readiness) probe(ctx context.Context, log *slog.Logger) []string {
+// probe returns the failing checks ("name: error"), none when ready, and
+// the failing soft checks. It runs the checks at most once per
+// readyCacheFor, one probe at a time, and logs each change of readiness.
+func (rd *readiness) probe(ctx context.Context, log *slog.Logger) (failing, notes []string) {
 	rd.mu.Lock()
 	defer rd.mu.Unlock()
 	if rd.checks == nil {
-		return []string{"relay: starting"}
+		return []string{"relay: starting"}, nil
 	}
 	if !rd.at.IsZero() && time.Since(rd.at) < readyCacheFor {
-		return rd.failing
+		return rd.failing, rd.notes
 	}
-	var failing []string
 	for _, c := range rd.checks {
 		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 		err := c.fn(cctx)
 		cancel()
-		if err != nil {
-			failing = append(failing, c.name+": "+redact.String(err.Error(), rd.secrets...))
+		if err == nil {
+			continue
+		}
+		// An error of several lines (one per failing table) is reported
+		// as several lines, each with the check's name.
+		for _, line := range strings.Split(redact.String(err.Error(), rd.secrets...), "\n") {
+			if c.soft {
+				notes = append(notes, c.name+": "+line)
+			} else {
+				failing = append(failing, c.name+": "+line)
+			}
 		}
 	}
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return failing // the prober went away: keep the last round
+		return failing, notes // the prober went away: keep the last round
 	}
 	switch {
 	case len(failing) > 0 && (rd.at.IsZero() || len(rd.failing) == 0):
@@ -197,6 +222,6 @@ func (rd *readiness) probe(ctx context.Context, log *slog.Logger) []string {
 	case len(failing) == 0 && (rd.at.IsZero() || len(rd.failing) > 0):
 		log.Info("jitoutbox-relay: ready")
 	}
-	rd.at, rd.failing = time.Now(), failing
-	return failing
+	rd.at, rd.failing, rd.notes = time.Now(), failing, notes
+	return failing, notes
 }

@@ -58,11 +58,12 @@ func disconnected(log *slog.Logger) nats.ConnErrHandler {
 	}
 }
 
-// newNATSPublishers returns the event publisher and, with -dead-letter, the
-// dead-letter publisher (nil without). For JetStream with -stream it first
-// creates the stream if it is missing (retrying until NATS is reachable).
-func newNATSPublishers(ctx context.Context, cfg config, nc *nats.Conn, log *slog.Logger) (pub, dead relay.Publisher, err error) {
-	opts := []natspub.Option{natspub.WithSubjectPrefix(cfg.subjectPrefix)}
+// newNATSPublishers returns the event publishers, one per subject prefix
+// of cfg.dests, and, with -dead-letter, the dead-letter publisher (nil
+// without), all on nc. For JetStream with -stream it first creates the
+// stream if it is missing (retrying until NATS is reachable).
+func newNATSPublishers(ctx context.Context, cfg config, nc *nats.Conn, log *slog.Logger) (pubs map[string]relay.Publisher, dead relay.Publisher, err error) {
+	var opts []natspub.Option
 	if cfg.debezium {
 		opts = append(opts, natspub.Debezium())
 	}
@@ -74,23 +75,29 @@ func newNATSPublishers(ctx context.Context, cfg config, nc *nats.Conn, log *slog
 		subject := cfg.deadLetter
 		deadOpts = append(deadOpts, natspub.WithRouter(func(relay.Message) (string, error) { return subject, nil }))
 	}
+	pubs = map[string]relay.Publisher{}
 	if cfg.publisher == "core" {
-		if pub, err = natspub.NewCore(nc, opts...); err != nil {
-			return nil, nil, fmt.Errorf("publisher: %w", err)
+		for _, prefix := range cfg.dests() {
+			if pubs[prefix], err = natspub.NewCore(nc, append(opts, natspub.WithSubjectPrefix(prefix))...); err != nil {
+				return nil, nil, fmt.Errorf("publisher: %w", err)
+			}
 		}
 		if cfg.deadLetter != "" {
 			if dead, err = natspub.NewCore(nc, deadOpts...); err != nil {
 				return nil, nil, fmt.Errorf("dead-letter publisher: %w", err)
 			}
 		}
-		return pub, dead, nil
+		return pubs, dead, nil
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(30*time.Second))
 	if err != nil {
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
 	if cfg.stream != "" {
-		subjects := []string{cfg.subjectPrefix + ".>"}
+		var subjects []string
+		for _, prefix := range cfg.dests() {
+			subjects = append(subjects, prefix+".>")
+		}
 		if cfg.deadLetter != "" {
 			subjects = append(subjects, cfg.deadLetter)
 		}
@@ -102,8 +109,10 @@ func newNATSPublishers(ctx context.Context, cfg config, nc *nats.Conn, log *slog
 		}
 		opts = append(opts, natspub.WithExpectStream(cfg.stream))
 	}
-	if pub, err = natspub.NewJetStream(js, opts...); err != nil {
-		return nil, nil, fmt.Errorf("publisher: %w", err)
+	for _, prefix := range cfg.dests() {
+		if pubs[prefix], err = natspub.NewJetStream(js, append(opts, natspub.WithSubjectPrefix(prefix))...); err != nil {
+			return nil, nil, fmt.Errorf("publisher: %w", err)
+		}
 	}
 	if cfg.deadLetter != "" {
 		// No WithExpectStream: the dead-letter subject may be stored by a
@@ -112,7 +121,7 @@ func newNATSPublishers(ctx context.Context, cfg config, nc *nats.Conn, log *slog
 			return nil, nil, fmt.Errorf("dead-letter publisher: %w", err)
 		}
 	}
-	return pub, dead, nil
+	return pubs, dead, nil
 }
 
 // ensureStream creates stream name for subjects when it does not exist.

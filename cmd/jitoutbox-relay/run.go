@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,10 +47,7 @@ func run(ctx context.Context, args []string, env func(string) string, stdout, st
 func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 
-	var (
-		obs   *observer
-		hooks relay.Hooks = batchLogger{log: log}
-	)
+	var obs *observer
 	if cfg.metricsAddr != "" {
 		// Served from the start: /healthz answers while the relay waits
 		// for its database, /readyz says why it is not ready.
@@ -61,6 +59,12 @@ func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 		served := make(chan struct{})
 		go func() { defer close(served); obs.serve(sctx) }()
 		defer func() { stopServing(); <-served }()
+	}
+	if cfg.fleet() {
+		return relayFleet(ctx, cfg, log, obs)
+	}
+	var hooks relay.Hooks = batchLogger{log: log}
+	if obs != nil {
 		hooks = metricHooks{batchLogger: batchLogger{log: log}, m: obs.metrics}
 	}
 
@@ -75,14 +79,7 @@ func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 		}
 	}
 
-	var nc natsConn
-	if cfg.needsNATS() {
-		if nc, err = connectNATS(cfg, log); err != nil {
-			return err
-		}
-		defer nc.Close()
-	}
-	b, err := openBroker(ctx, cfg, nc, log)
+	b, nc, err := connect(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -90,24 +87,13 @@ func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 
 	var wg sync.WaitGroup
 	defer wg.Wait() // the wake loggers end with Run's context
-	sources, err := wakeSources(cfg, nc, log, &wg)
+	sources, err := wakeSources(cfg.wake, cfg.dsn, cfg, nc, log, &wg)
 	if err != nil {
 		return err
 	}
-	r, err := relay.New(db, d, b.pub, relay.Config{
-		Owner:             cfg.owner,
-		BatchSize:         cfg.batch,
-		PollInterval:      cfg.poll,
-		LeaseDuration:     cfg.lease,
-		RebalanceInterval: cfg.rebalance,
-		PublishTimeout:    cfg.publishTimeout,
-		ReleaseOnDead:     cfg.releaseOnDead,
-		Sources:           sources,
-		DeleteOnPublish:   cfg.deleteOnPublish,
-		DeadLetter:        b.dead,
-		Hooks:             hooks,
-		Logger:            log,
-	})
+	rcfg := cfg.relayConfig(b, log)
+	rcfg.Sources, rcfg.Hooks = sources, hooks
+	r, err := relay.New(db, d, b.pubs[cfg.dest(nil)], rcfg)
 	if err != nil {
 		return err
 	}
@@ -120,16 +106,39 @@ func relayUntilDone(ctx context.Context, cfg config, stderr io.Writer) error {
 		obs.ready.setChecks(readyChecks(db, d, r, b.ready), cfg.secrets())
 	}
 	// Addresses are not logged: URLs carry passwords.
-	log.Info("jitoutbox-relay starting", "owner", r.Owner(), "dialect", cfg.dialect, "table", d.Table(),
-		"broker", cfg.broker, "destination", cfg.destination(), "dead_letter", cfg.deadLetter, "debezium", cfg.debezium,
-		"wake", cfg.wake, "poll", cfg.poll.String(), "batch", cfg.batch, "lease", cfg.lease.String(),
-		"rebalance", cfg.rebalance.String(), "release_on_dead", cfg.releaseOnDead,
-		"publish_timeout", cfg.publishTimeout.String())
+	log.Info("jitoutbox-relay starting", append([]any{"owner", r.Owner(), "dialect", cfg.dialect, "table", d.Table(),
+		"destination", cfg.destination(cfg.dest(nil)), "wake", cfg.wake}, cfg.startAttrs()...)...)
 	if err := r.Run(ctx); err != nil {
 		return fmt.Errorf("relay: %w", err)
 	}
 	log.Info("jitoutbox-relay stopped", "owner", r.Owner())
 	return nil
+}
+
+// relayConfig returns the configuration of the relay, or of every table's
+// relay of a fleet, but its wake sources and hooks.
+func (c config) relayConfig(b *brokerConn, log *slog.Logger) relay.Config {
+	return relay.Config{
+		Owner:             c.owner,
+		BatchSize:         c.batch,
+		PollInterval:      c.poll,
+		LeaseDuration:     c.lease,
+		RebalanceInterval: c.rebalance,
+		PublishTimeout:    c.publishTimeout,
+		ReleaseOnDead:     c.releaseOnDead,
+		DeleteOnPublish:   c.deleteOnPublish,
+		DeadLetter:        b.dead,
+		Logger:            log,
+	}
+}
+
+// startAttrs are the attributes of the start-up log line that hold for
+// every table. Addresses are not logged: URLs carry passwords.
+func (c config) startAttrs() []any {
+	return []any{"broker", c.broker, "dead_letter", c.deadLetter, "debezium", c.debezium,
+		"poll", c.poll.String(), "batch", c.batch, "lease", c.lease.String(),
+		"rebalance", c.rebalance.String(), "release_on_dead", c.releaseOnDead,
+		"publish_timeout", c.publishTimeout.String()}
 }
 
 // newLogger returns the relay's logger on w, in cfg's format and level,
@@ -147,26 +156,53 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 // backs off on database errors, so a database that is still starting is not
 // fatal.
 func openDB(cfg config, log *slog.Logger) (*sql.DB, dialects.Dialect, error) {
-	var (
-		driver = cfg.dialect
-		dsn    = cfg.dsn
-		d      dialects.Dialect
-		err    error
-	)
-	switch cfg.dialect {
+	d, err := newDialect(cfg.dialect, cfg.table)
+	if err != nil {
+		return nil, nil, &flagError{Flag: "-table", Err: err}
+	}
+	db, err := openDatabase(cfg.dialect, cfg.dsn, log)
+	if err != nil {
+		return nil, nil, &flagError{Flag: "-dsn", Err: err}
+	}
+	return db, d, nil
+}
+
+// newDialect returns the dialect of an outbox table ("": the dialect's
+// default).
+func newDialect(dialect, table string) (dialects.Dialect, error) {
+	switch dialect {
 	case "postgres":
 		var opts []postgres.Option
-		if cfg.table != "" {
-			opts = append(opts, postgres.WithTable(cfg.table))
+		if table != "" {
+			opts = append(opts, postgres.WithTable(table))
 		}
-		d, err = postgres.New(opts...)
+		return postgres.New(opts...)
 	case "mysql":
+		var opts []mysql.Option
+		if table != "" {
+			opts = append(opts, mysql.WithTable(table))
+		}
+		return mysql.New(opts...)
+	case "sqlite":
+		var opts []sqlite.Option
+		if table != "" {
+			opts = append(opts, sqlite.WithTable(table))
+		}
+		return sqlite.New(opts...)
+	}
+	return nil, fmt.Errorf("unknown dialect %q", dialect)
+}
+
+// openDatabase opens the database of dialect at dsn, without connecting.
+// Its errors never quote the DSN.
+func openDatabase(dialect, dsn string, log *slog.Logger) (*sql.DB, error) {
+	if dialect == "mysql" {
 		// The dialect needs parseTime=true and loc=UTC; set them whatever
 		// the DSN says.
-		mc, perr := gomysql.ParseDSN(dsn)
-		if perr != nil {
+		mc, err := gomysql.ParseDSN(dsn)
+		if err != nil {
 			// The parse error may quote the DSN; do not pass it on.
-			return nil, nil, flagErrorf("-dsn", "the MySQL DSN cannot be parsed")
+			return nil, errors.New("the MySQL DSN cannot be parsed")
 		}
 		mc.ParseTime, mc.Loc = true, time.UTC
 		// The driver prints its own complaints (such as "closing bad idle
@@ -174,47 +210,32 @@ func openDB(cfg config, log *slog.Logger) (*sql.DB, dialects.Dialect, error) {
 		// standard log package unless given a logger; route them through
 		// the relay's, so every stderr line keeps -log-format.
 		mc.Logger = driverLogger{log: log, driver: "mysql"}
-		var opts []mysql.Option
-		if cfg.table != "" {
-			opts = append(opts, mysql.WithTable(cfg.table))
+		conn, err := gomysql.NewConnector(mc)
+		if err != nil {
+			return nil, errors.New("the MySQL DSN is not usable")
 		}
-		if d, err = mysql.New(opts...); err != nil {
-			return nil, nil, &flagError{Flag: "-table", Err: err}
-		}
-		conn, cerr := gomysql.NewConnector(mc)
-		if cerr != nil {
-			return nil, nil, flagErrorf("-dsn", "the MySQL DSN is not usable")
-		}
-		return sql.OpenDB(conn), d, nil
-	case "sqlite":
-		var opts []sqlite.Option
-		if cfg.table != "" {
-			opts = append(opts, sqlite.WithTable(cfg.table))
-		}
-		d, err = sqlite.New(opts...)
+		return sql.OpenDB(conn), nil
 	}
+	db, err := sql.Open(dialect, dsn)
 	if err != nil {
-		return nil, nil, &flagError{Flag: "-table", Err: err}
+		return nil, fmt.Errorf("open %s database: %w", dialect, err)
 	}
-	db, err := sql.Open(driver, dsn)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s database: %w", cfg.dialect, err)
-	}
-	if cfg.dialect == "sqlite" {
+	if dialect == "sqlite" {
 		db.SetMaxOpenConns(sqlite.MaxOpenConns)
 	}
-	return db, d, nil
+	return db, nil
 }
 
-// wakeSources returns the relay's wake sources, each wrapped so that wakes
-// are logged at debug level ("wake received").
-func wakeSources(cfg config, nc natsConn, log *slog.Logger, wg *sync.WaitGroup) ([]notify.Source, error) {
+// wakeSources returns the wake sources of wake (pg, nats or none) for the
+// database at dsn, each wrapped so that wakes are logged at debug level
+// ("wake received").
+func wakeSources(wake, dsn string, cfg config, nc natsConn, log *slog.Logger, wg *sync.WaitGroup) ([]notify.Source, error) {
 	var src notify.Source
-	switch cfg.wake {
+	switch wake {
 	case "none":
 		return nil, nil
 	case "pg":
-		l, err := pgnotify.NewListener(cfg.dsn, pgnotify.WithChannel(cfg.wakeChannel), pgnotify.WithLogger(log))
+		l, err := pgnotify.NewListener(dsn, pgnotify.WithChannel(cfg.wakeChannel), pgnotify.WithLogger(log))
 		if err != nil {
 			return nil, fmt.Errorf("wake: %w", err)
 		}
@@ -226,7 +247,7 @@ func wakeSources(cfg config, nc natsConn, log *slog.Logger, wg *sync.WaitGroup) 
 		}
 		src = l
 	}
-	return []notify.Source{&loggedSource{name: cfg.wake, src: src, log: log, wg: wg}}, nil
+	return []notify.Source{&loggedSource{name: wake, src: src, log: log, wg: wg}}, nil
 }
 
 // retry calls fn until it succeeds or ctx ends, backing off from 100 ms to

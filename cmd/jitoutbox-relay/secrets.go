@@ -9,15 +9,19 @@ import (
 	"github.com/jitoutbox/jitoutbox/internal/redact"
 )
 
-// secrets returns every string the relay must never print: the DSN, the
-// NATS URLs (each of a comma-separated list, and the list), the AMQP URL
-// and the metrics token, with the passwords they carry in every form
-// redact.Secrets knows. It works on whatever parseFlags filled in, so a
+// secrets returns every string the relay must never print: the DSN (each
+// source's with -config), the NATS URLs (each of a comma-separated list,
+// and the list), the AMQP URL and the metrics token, with the passwords
+// they carry in every form redact.Secrets knows. It works on whatever parseFlags filled in, so a
 // start-up error that quotes a malformed URL is hidden too.
 func (c config) secrets() []string {
 	var out []string
 	add := func(s string) { out = append(out, redact.Secrets(s)...) }
 	add(c.dsn)
+	for _, src := range c.sources {
+		add(src.dsn)
+		add(src.DSN)
+	}
 	add(c.natsURL)
 	if strings.Contains(c.natsURL, ",") {
 		for _, u := range strings.Split(c.natsURL, ",") {
