@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -284,14 +285,21 @@ func (f *Fleet) Run(ctx context.Context) error {
 
 // preflight runs each distinct publisher's Preflight once (the tables'
 // relays skip theirs).
+// A publisher of an uncomparable type (a PublisherFunc, say) cannot be
+// told from another: it is preflighted once per source.
 func (f *Fleet) preflight(ctx context.Context, wg *sync.WaitGroup) {
 	seen := map[Publisher]bool{}
 	for _, s := range f.cfg.Sources {
 		p := cmp.Or(s.Publisher, f.cfg.Publisher)
-		if seen[p] {
+		if _, ok := p.(Preflighter); !ok {
 			continue
 		}
-		seen[p] = true
+		if reflect.TypeOf(p).Comparable() {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+		}
 		r := &Relay{pub: p, cfg: f.cfg.Relay}
 		r.startPreflight(ctx, wg)
 	}
