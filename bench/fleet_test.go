@@ -23,6 +23,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
 	"github.com/jitoutbox/jitoutbox/internal/sqlcount"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -346,8 +347,10 @@ func quietSlog() *slog.Logger {
 var (
 	fleetDrainEvents  = flag.Int("fleet.drain.events", 50_000, "events BenchmarkFleetDrain drains in each round")
 	fleetDrainTenants = flag.Int("fleet.drain.tenants", 50, "tenants BenchmarkFleetDrain spreads the events over")
+	fleetDrainRounds  = flag.Int("fleet.drain.rounds", 3, "rounds of each drain BenchmarkFleetDrain alternates")
 	fleetBacklog      = flag.Int("fleet.backlog", 100_000, "events of the busy tenant's backlog in BenchmarkFleetCrossTenant")
 	fleetCritTenants  = flag.Int("fleet.crit.tenants", 9, "quiet tenants committing time-critical events in BenchmarkFleetCrossTenant")
+	fleetCritBatch    = flag.Int("fleet.crit.batch", 0, "BatchSize of the fleet's relays in BenchmarkFleetCrossTenant (0: the default 500)")
 	fleetCritRate     = flag.Int("fleet.crit.rate", 50, "time-critical commits per second across the quiet tenants in BenchmarkFleetCrossTenant")
 )
 
@@ -406,12 +409,16 @@ func (c *countHook) BatchEnd(_ context.Context, info relay.BatchEndInfo) {
 // BenchmarkFleetDrain compares draining -fleet.drain.events events spread
 // over -fleet.drain.tenants tenant tables by one Fleet with draining the
 // same number from one table by one relay (relay.New), both on
-// PostgreSQL to JetStream, two rounds of each alternating. fleet/single is
-// the ratio of their rates (target ≥ 0.8). Command:
+// PostgreSQL to JetStream, -fleet.drain.rounds rounds of each alternating.
+// Each runs before its backlog is written, behind a closed gate in front of
+// the publisher (start-up and the writing are not timed); the time runs
+// from opening the gate to the last publish. fleet/single is the ratio of
+// the median rates (target ≥ 0.8). Command:
 //
 //	go test -run '^$' -bench '^BenchmarkFleetDrain$' -benchtime=1x -timeout 30m ./bench/
 func BenchmarkFleetDrain(b *testing.B) {
 	nT, n := *fleetDrainTenants, *fleetDrainEvents
+	n = n / nT * nT
 	td := newTenantDB(b, nT+1) // tenant nT is the single table
 	nc, js := benchJetStream(b)
 	pub := benchPublisher(b, js, nc, "jetstream")
@@ -419,33 +426,37 @@ func BenchmarkFleetDrain(b *testing.B) {
 	single, _ := pgDialect(td.table(nT))
 	for i := 0; i < b.N; i++ {
 		var fleetRates, singleRates []float64
-		for round := range 2 {
-			_ = round
+		for round := range *fleetDrainRounds {
 			// One table, one relay.
-			seedTable(b, td.admin, single, n, 1000)
 			h := &countHook{target: int64(n), done: make(chan struct{})}
-			r, err := relay.New(db, single, pub, relay.Config{Hooks: h, Logger: quietSlog()})
+			g := newGate(pub)
+			r, err := relay.New(db, single, g, relay.Config{Hooks: h, Logger: quietSlog(), Sources: []notify.Source{g.wake}})
 			if err != nil {
 				b.Fatal(err)
 			}
-			singleRates = append(singleRates, drainWith(b, r.Run, h, n))
+			sr := gatedDrain(b, r.Run, g, h, func() { seedTable(b, td.admin, single, n, 1000) })
 
 			// The same number over the tenants, one fleet.
-			for k := range nT {
-				d, _ := pgDialect(td.table(k))
-				seedTable(b, td.admin, d, n/nT, 1000/nT+1)
-			}
-			fh := &countHook{target: int64(n / nT * nT), done: make(chan struct{})}
+			fh := &countHook{target: int64(n), done: make(chan struct{})}
+			fg := newGate(pub)
 			f, err := relay.NewFleet(relay.FleetConfig{
-				Sources:   []relay.Source{{Name: "tenants", DB: db, Dialect: pgDialect, Patterns: []string{td.pattern()}}},
-				Publisher: pub,
+				Sources: []relay.Source{{Name: "tenants", DB: db, Dialect: pgDialect, Patterns: []string{td.pattern()},
+					Wakes: []notify.Source{fg.wake}}},
+				Publisher: fg,
 				Relay:     relay.Config{Logger: quietSlog()},
 				Hooks:     func(string, string) relay.Hooks { return fh },
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
-			fleetRates = append(fleetRates, drainWith(b, f.Run, fh, n/nT*nT))
+			fr := gatedDrain(b, f.Run, fg, fh, func() {
+				for k := range nT {
+					d, _ := pgDialect(td.table(k))
+					seedTable(b, td.admin, d, n/nT, 1000/nT+1)
+				}
+			})
+			b.Logf("round %d: fleet %.0f events/s, single %.0f, ratio %.3f", round, fr, sr, fr/sr)
+			fleetRates, singleRates = append(fleetRates, fr), append(singleRates, sr)
 		}
 		fr, sr := median(fleetRates), median(singleRates)
 		b.ReportMetric(fr, "fleet-events/s")
@@ -455,24 +466,54 @@ func BenchmarkFleetDrain(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// drainWith runs run until h has counted n events and returns the rate.
-func drainWith(b *testing.B, run func(context.Context) error, h *countHook, n int) float64 {
+// gate holds every Publish until it is opened; wake wakes the relay (or
+// fleet) once the backlog is written.
+type gate struct {
+	pub  relay.Publisher
+	open chan struct{}
+	wake *notify.Local
+}
+
+func newGate(pub relay.Publisher) *gate {
+	return &gate{pub: pub, open: make(chan struct{}), wake: notify.NewLocal()}
+}
+
+func (g *gate) Publish(ctx context.Context, batch []relay.Message, errs []error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		for i := range errs {
+			errs[i] = ctx.Err()
+		}
+		return
+	}
+	g.pub.Publish(ctx, batch, errs)
+}
+
+// gatedDrain starts run, waits for it to settle, writes the backlog with
+// seed, opens the gate and returns the rate from then until h has counted
+// its target.
+func gatedDrain(b *testing.B, run func(context.Context) error, g *gate, h *countHook, seed func()) float64 {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	begin := time.Now()
 	go func() { done <- run(ctx) }()
+	time.Sleep(2 * time.Second) // start-up: sessions, partitions (not timed)
+	seed()
+	begin := time.Now()
+	close(g.open)
+	g.wake.Notify()
 	select {
 	case <-h.done:
 	case <-time.After(10 * time.Minute):
-		b.Fatalf("drain: %d of %d events after 10 minutes", h.n.Load(), n)
+		b.Fatalf("drain: %d of %d events after 10 minutes", h.n.Load(), h.target)
 	}
 	took := time.Since(begin)
 	cancel()
 	if err := <-done; err != nil {
 		b.Fatal(err)
 	}
-	return float64(n) / took.Seconds()
+	return float64(h.target) / took.Seconds()
 }
 
 // latencyHook records the commit-to-ack latency of every event published.
@@ -515,7 +556,7 @@ func BenchmarkFleetCrossTenant(b *testing.B) {
 		f, err := relay.NewFleet(relay.FleetConfig{
 			Sources:   []relay.Source{{Name: "tenants", DB: db, Dialect: pgDialect, Patterns: []string{td.pattern()}}},
 			Publisher: pub,
-			Relay:     relay.Config{Logger: quietSlog()},
+			Relay:     relay.Config{Logger: quietSlog(), BatchSize: *fleetCritBatch},
 			Hooks: func(_, table string) relay.Hooks {
 				if table == td.table(0) {
 					return busy
