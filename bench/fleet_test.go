@@ -524,8 +524,10 @@ type latencyHook struct {
 	lat   [2][]time.Duration
 }
 
-func (h *latencyHook) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context { return ctx }
-func (h *latencyHook) BatchEnd(context.Context, relay.BatchEndInfo)                           {}
+func (h *latencyHook) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context {
+	return ctx
+}
+func (h *latencyHook) BatchEnd(context.Context, relay.BatchEndInfo) {}
 func (h *latencyHook) Published(_ context.Context, _ relay.Message, latency time.Duration) {
 	h.mu.Lock()
 	h.lat[h.phase] = append(h.lat[h.phase], latency)
