@@ -217,6 +217,14 @@ func (f *Fleet) Tables() []TableState {
 	return out
 }
 
+// state returns a table's recorded state.
+func (f *Fleet) state(k tableKey) (TableState, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.states[k]
+	return s, ok
+}
+
 // setState records a table's state, logging when it changes.
 func (f *Fleet) setState(ctx context.Context, k tableKey, serving bool, err error) {
 	f.mu.Lock()
@@ -540,7 +548,12 @@ func (fd *fleetDB) start(ctx context.Context, t string, ended chan<- string) {
 	tctx, cancel := context.WithCancel(ctx)
 	ft := &fleetTable{r: r, cancel: cancel, done: make(chan error, 1)}
 	fd.tables[t] = ft
-	fd.f.setState(ctx, k, true, nil)
+	// A table that failed before (an old schema, say) is tried again at
+	// each discovery: it stays reported as failing until a poll finds it
+	// healthy, without a log line per try.
+	if old, seen := fd.f.state(k); !seen || old.Err == nil {
+		fd.f.setState(ctx, k, true, nil)
+	}
 	go func() {
 		err := r.Run(tctx)
 		ft.done <- err

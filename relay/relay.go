@@ -114,8 +114,10 @@ func (r *Relay) Run(ctx context.Context) error {
 		}
 	}
 	if r.fleet != nil {
-		// The fleet's poll found due rows in the table.
-		forward(ctx, &wg, r.fleet.wake, rn.wakes.urgent)
+		// The fleet found due rows in the table, or was woken from
+		// another process: as for a Source, the critical read publishes
+		// the time-critical rows first, then wakes the read lane.
+		forward(ctx, &wg, r.fleet.wake, rn.wakes.critical)
 	}
 	r.hand.attach(rn.wakes.handoff, rn.wakes.lazy, rn.wakes.scheduled, rn.seq)
 	defer r.hand.detach()
