@@ -281,18 +281,9 @@ func startTenantFleet(t *testing.T, name string, db *sql.DB, pub relay.Publisher
 	t.Helper()
 	logs := &logBook{}
 	f, err := relay.NewFleet(relay.FleetConfig{
-		Sources:   srcs,
-		Publisher: pub,
-		Hooks:     func(string, string) relay.Hooks { return pubs.hooks(name) },
-		Relay: relay.Config{
-			Owner:             name,
-			Logger:            slog.New(slog.NewTextHandler(logs, nil)),
-			PollInterval:      250 * time.Millisecond,
-			RebalanceInterval: 2 * time.Second,
-			PublishTimeout:    5 * time.Second,
-			LeaseDuration:     15 * time.Second,
-			Backoff:           func(int) time.Duration { return 50 * time.Millisecond },
-		},
+		Sources:          srcs,
+		Publisher:        pub,
+		Relay:            tenantRelayConfig(name, logs, pubs),
 		DiscoverInterval: tenantDiscover,
 	})
 	if err != nil {
@@ -312,6 +303,21 @@ func startTenantFleet(t *testing.T, name string, db *sql.DB, pub relay.Publisher
 	}
 	t.Cleanup(stop)
 	return tenantFleet{name: name, f: f, db: db, logs: logs, stop: stop}
+}
+
+// tenantRelayConfig is the relay configuration of the tenant tests: short
+// timings, logs kept in logs, publishes recorded in pubs.
+func tenantRelayConfig(owner string, logs *logBook, pubs *publishLog) relay.Config {
+	return relay.Config{
+		Owner:             owner,
+		Logger:            slog.New(slog.NewTextHandler(logs, nil)),
+		PollInterval:      250 * time.Millisecond,
+		RebalanceInterval: 2 * time.Second,
+		PublishTimeout:    5 * time.Second,
+		LeaseDuration:     15 * time.Second,
+		Backoff:           func(int) time.Duration { return 50 * time.Millisecond },
+		Hooks:             pubs.hooks(owner),
+	}
 }
 
 // logBook keeps a fleet's log: slog's text handler writes each record
