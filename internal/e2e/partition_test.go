@@ -362,34 +362,41 @@ type recorder struct {
 
 func record(t *testing.T, ctx context.Context, stream jetstream.Stream) *recorder {
 	t.Helper()
-	r := &recorder{count: map[string]int{}, first: map[string]time.Time{}, last: map[string]int64{}, changed: make(chan struct{})}
+	r := newRecorder()
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
-		now := time.Now()
-		id := m.Headers().Get(natspub.HeaderEventID)
-		var b body
-		_ = json.Unmarshal(m.Data(), &b)
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.count[id]++
-		if r.count[id] == 1 {
-			r.first[id] = now
-			if b.N <= r.last[b.Agg] {
-				r.violations = append(r.violations, fmt.Sprintf("aggregate %s: %d after %d", b.Agg, b.N, r.last[b.Agg]))
-			}
-			r.last[b.Agg] = max(r.last[b.Agg], b.N)
-		}
-		close(r.changed)
-		r.changed = make(chan struct{})
+		r.note(m.Headers().Get(natspub.HeaderEventID), m.Data(), time.Now())
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cc.Stop)
 	return r
+}
+
+func newRecorder() *recorder {
+	return &recorder{count: map[string]int{}, first: map[string]time.Time{}, last: map[string]int64{}, changed: make(chan struct{})}
+}
+
+// note records one delivery of event id with payload data (a body) at now.
+func (r *recorder) note(id string, data []byte, now time.Time) {
+	var b body
+	_ = json.Unmarshal(data, &b)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.count[id]++
+	if r.count[id] == 1 {
+		r.first[id] = now
+		if b.N <= r.last[b.Agg] {
+			r.violations = append(r.violations, fmt.Sprintf("aggregate %s: %d after %d", b.Agg, b.N, r.last[b.Agg]))
+		}
+		r.last[b.Agg] = max(r.last[b.Agg], b.N)
+	}
+	close(r.changed)
+	r.changed = make(chan struct{})
 }
 
 // await waits until every id has been delivered, failing after limit.
