@@ -676,7 +676,11 @@ func (fd *fleetDB) poll(ctx context.Context, probe dialects.Dialect) {
 		}
 		k := tableKey{fd.src.Name, a.Table}
 		if a.Err != nil {
-			fd.f.setState(ctx, k, true, a.Err)
+			// Reported once: a table already failing keeps its first
+			// error (its relay's, say) rather than alternating.
+			if old, seen := fd.f.state(k); !seen || old.Err == nil {
+				fd.f.setState(ctx, k, true, a.Err)
+			}
 			continue
 		}
 		fd.f.setState(ctx, k, true, nil)
