@@ -17,6 +17,10 @@ import (
 // ends: each source has its own *sql.DB and wakes, and the publisher of
 // its destination; every publisher shares the process's broker connection
 // (RabbitMQ: one per exchange).
+// fleetMaxConns bounds the connections a fleet opens to one source's
+// database.
+const fleetMaxConns = 16
+
 func relayFleet(ctx context.Context, cfg config, log *slog.Logger, obs *observer) error {
 	dbs := make([]*sql.DB, len(cfg.sources))
 	defer func() {
@@ -37,6 +41,13 @@ func relayFleet(ctx context.Context, cfg config, log *slog.Logger, obs *observer
 			e := cfg.file.sourceError(i, field, "")
 			e.Err = err // never the DSN
 			return e
+		}
+		if s.Dialect != "sqlite" {
+			// Every table's relay borrows from this pool: bound it, so that
+			// tenants draining at once queue for connections instead of
+			// running the server out of them (the lock and watch
+			// connections are two of these).
+			db.SetMaxOpenConns(fleetMaxConns)
 		}
 		dbs[i] = db
 	}
