@@ -207,7 +207,7 @@ func (c mysqlCutter) cut(ctx context.Context) (int, error) {
 
 // action is one fault, fired when the producers have handed out at events.
 type action struct {
-	kind string // "kill", "churn", "cut", "broker", "db", "join", "leave"
+	kind string // "kill", "churn", "cut", "broker", "db", "join", "leave", "tenant"
 	at   int64
 }
 
@@ -232,6 +232,9 @@ func schedule(s size, rng *rand.Rand) []action {
 	}
 	for i := range s.members {
 		acts = append(acts, action{kind: []string{"join", "leave"}[i%2]})
+	}
+	for range s.newTenants {
+		acts = append(acts, action{kind: "tenant"})
 	}
 	rng.Shuffle(len(acts), func(i, j int) { acts[i], acts[j] = acts[j], acts[i] })
 	for i := range acts {

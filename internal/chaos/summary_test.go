@@ -77,10 +77,12 @@ type summary struct {
 	// critBehind, critAfter: time-critical commit-to-delivery latency of
 	// events committed while the backlog drained, and after.
 	critBehind, critAfter []time.Duration
-	drainTimedOut         bool
-	produceTime           time.Duration
-	drainTime             time.Duration
-	elapsed               time.Duration
+	// tenants: each tenant's figures (a run with tenants).
+	tenants       []tenantFigures
+	drainTimedOut bool
+	produceTime   time.Duration
+	drainTime     time.Duration
+	elapsed       time.Duration
 }
 
 // fill computes the delivery figures from the ledger and the recorder.
@@ -192,6 +194,18 @@ func (s *summary) String() string {
 		p("time-critical, after backlog  %s", distribution(s.critAfter))
 		p("rows with attempts counted    %d (must be 0: only broker outages, kills and cuts)", s.attemptRows)
 	}
+	if s.want.tenants > 0 {
+		mid := 0
+		for _, tf := range s.tenants {
+			if tf.midRun {
+				mid++
+			}
+		}
+		p("tenants                       %d (%d created mid-run; %d partitions each; relays: -config, one source, a pattern)", len(s.tenants), mid, tenantPartitions)
+		for _, tf := range s.tenants {
+			p("  tenant %s", tf)
+		}
+	}
 	p("produce / drain / elapsed     %v / %v / %v", s.produceTime.Round(time.Millisecond), s.drainTime.Round(time.Millisecond), s.elapsed.Round(time.Millisecond))
 	for _, o := range s.outages {
 		p("  broker outage: %s", o)
@@ -263,6 +277,11 @@ func (s *summary) failures() []string {
 	check(s.badMessages != 0, "%d messages without an event id or with a bad payload", s.badMessages)
 	check(s.pending != 0 || s.dead != 0, "outbox not drained: %d pending, %d dead", s.pending, s.dead)
 	check(s.drainTimedOut, "drain deadline passed")
+	check(len(s.tenants) < s.want.tenants+s.want.newTenants, "%d tenants, want %d (%d created mid-run)", len(s.tenants), s.want.tenants+s.want.newTenants, s.want.newTenants)
+	for _, tf := range s.tenants {
+		check(tf.committed == 0, "tenant %s: no event committed", tf.name)
+		check(tf.missing != 0, "tenant %s: %d committed events never arrived", tf.name, tf.missing)
+	}
 	check(s.want.backlog > 0 && s.attemptRows != 0, "%d rows had publish attempts counted, though only broker outages, kills and cuts hit the relays", s.attemptRows)
 	check(s.producerErrors != 0, "%d unexpected producer errors", s.producerErrors)
 	check(s.relayExits != 0, "%d relays exited on their own:\n%s", s.relayExits, strings.Join(s.exitDetails, "\n"))
