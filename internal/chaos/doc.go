@@ -52,7 +52,7 @@
 //     per aggregate of each tenant, and the summary has a line per tenant.
 //
 // The default runs are bounded (TestChaos about 45 s per database,
-// TestChaosTenants about 40 s, the others about 20 s; the package about 6
+// TestChaosTenants 50 to 70 s, the others about 20 s; the package about 7
 // minutes under -race on two cores). Size them with flags after -args:
 //
 //	go test ./internal/chaos/ -run TestChaos -v -args -chaos.events 20000 -chaos.kills 8
