@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/internal/testnats"
-	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
 // Relay settings for the run. On PostgreSQL and MariaDB ownership is a
@@ -70,12 +69,11 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := tg.dialect.Migrate(ctx, tg.db); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := tg.db.ExecContext(ctx, businessDDL); err != nil {
 		t.Fatal(err)
 	}
+	tg.tenants = openTenants(ctx, t, tg, s, notifier)
+	first := tg.tenants.all()[0] // the one table of a run without tenants
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
 	t.Cleanup(cancel)
@@ -84,11 +82,6 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 		defer wg.Done()
 		_ = notifier.Run(ctx)
 	}()
-	ob, err := txoutbox.New(tg.db, tg.dialect, txoutbox.WithNotifier(notifier))
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	rec := newRecorder()
 	stopConsumer, err := br.consume(ctx, rec)
 	if err != nil {
@@ -98,7 +91,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 
 	led := newLedger()
 	if s.backlog > 0 {
-		commitBacklog(ctx, t, ob, tg.bind, led, s.backlog)
+		commitBacklog(ctx, t, first.ob, tg.bind, led, s.backlog)
 	}
 
 	base := append([]string{"-nats", wakeURL}, br.relayArgs()...)
@@ -108,12 +101,12 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	if s.rebalance > 0 {
 		base = append(base, "-rebalance", s.rebalance.String())
 	}
-	base = append(base, tg.relayArgs...)
+	base = append(base, tg.tenants.relayArgs(t, tg)...)
 	relays := newFleet(t, s.relays, func(slot, gen int) []string {
 		return append(append([]string(nil), base...), "-nats-name", fmt.Sprintf("jitchaos-relay-%d-%d", slot, gen),
 			"-owner", owner(slot, gen))
 	})
-	nparts, err := tg.dialect.Partitions(ctx, tg.db)
+	nparts, err := first.d.Partitions(ctx, tg.db) // every tenant's count
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +118,7 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	var pwg sync.WaitGroup
 	prodDone := make(chan struct{})
 	for i := range s.producers {
-		p := newProducer(i, ob, tg.db, tg.bind, s, s.seed, led, start, tg.server != nil)
+		p := newProducer(i, tg.tenants, tg.db, tg.bind, s, s.seed, led, start, tg.server != nil)
 		pwg.Add(1)
 		go func() {
 			defer pwg.Done()
@@ -189,6 +182,11 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 			what := br.outage(ctx, t, outageLength(rng), rng)
 			sum.brokerRestarts++
 			sum.outages = append(sum.outages, what)
+		case "tenant":
+			// A new tenant: the relays find its table by their pattern
+			// within a rebalance interval, the producers write to it at
+			// once.
+			tg.tenants.createMidRun(ctx, t, tg)
 		case "db":
 			// Alternately a fast shutdown and a SIGKILL, then a start on
 			// the same port and data; the relays must recover by
@@ -215,13 +213,13 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 	drainStart := time.Now()
 	for {
 		relays.check()
-		st, err := tg.dialect.Stats(ctx, tg.db)
+		pending, dead, err := tg.tenants.stats(ctx, tg.db)
 		if err != nil {
 			t.Fatalf("outbox stats: %v", err)
 		}
 		missing, changed := rec.missing(led.committed)
-		sum.pending, sum.dead = st.Pending, st.Dead
-		if st.Pending == 0 && missing == 0 {
+		sum.pending, sum.dead = pending, dead
+		if pending == 0 && missing == 0 {
 			break
 		}
 		timedOut := false
@@ -278,12 +276,15 @@ func runChaos(t *testing.T, s size, brokerOf func(*testing.T) broker, open func(
 		sum.panics += strings.Count(log, "panic:")
 	}
 	if s.backlog > 0 {
-		if sum.attemptRows, sum.attemptErrs, err = attemptRows(ctx, tg.db, tg.dialect.Table()); err != nil {
+		if sum.attemptRows, sum.attemptErrs, err = attemptRows(ctx, tg.db, first.d.Table()); err != nil {
 			t.Fatalf("count rows with attempts: %v", err)
 		}
 	}
 	sum.want = s
 	sum.fill(led, rec)
+	if s.tenants > 0 {
+		sum.tenants = perTenant(tg.tenants.all(), led, rec)
+	}
 	sum.elapsed = time.Since(start)
 	// Printed (not logged) so that the summary shows with -v and on failure.
 	fmt.Println(sum.String())

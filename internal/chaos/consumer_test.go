@@ -16,16 +16,17 @@ type recorder struct {
 	first      map[string]time.Time // event id -> time of its first delivery
 	positions  map[string]bool      // broker positions seen (stream sequences, partition/offsets)
 	redeliv    int                  // deliveries of a position seen before (consumer side)
-	lastSeq    map[string]int64     // aggregate -> payload seq of its last first delivery
+	lastSeq    map[string]int64     // aggKey -> payload seq of its last first delivery
 	violations int
-	examples   []string // first order violations
-	bad        int      // messages without id or with an unreadable payload
+	violBy     map[string]int // tenant -> its order violations
+	examples   []string       // first order violations
+	bad        int            // messages without id or with an unreadable payload
 	changed    chan struct{}
 }
 
 func newRecorder() *recorder {
 	return &recorder{count: map[string]int{}, first: map[string]time.Time{}, positions: map[string]bool{}, lastSeq: map[string]int64{},
-		changed: make(chan struct{})}
+		violBy: map[string]int{}, changed: make(chan struct{})}
 }
 
 // record counts one delivery.
@@ -56,13 +57,15 @@ func (r *recorder) record(d delivery) {
 		return // a duplicate in the broker; only first deliveries are ordered
 	}
 	r.first[d.id] = now
-	if last := r.lastSeq[d.agg]; p.Seq <= last {
+	key := aggKey(p.Tenant, d.agg)
+	if last := r.lastSeq[key]; p.Seq <= last {
 		r.violations++
+		r.violBy[p.Tenant]++
 		if len(r.examples) < 5 {
-			r.examples = append(r.examples, fmt.Sprintf("aggregate %s: seq %d (event %s) after seq %d", d.agg, p.Seq, d.id, last))
+			r.examples = append(r.examples, fmt.Sprintf("aggregate %s: seq %d (event %s) after seq %d", key, p.Seq, d.id, last))
 		}
 	}
-	r.lastSeq[d.agg] = max(r.lastSeq[d.agg], p.Seq)
+	r.lastSeq[key] = max(r.lastSeq[key], p.Seq)
 }
 
 // missing returns how many of ids the consumer has not seen, and a channel

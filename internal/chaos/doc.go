@@ -42,10 +42,18 @@
 //   - TestChaosPartitionChurn: relays join and leave for good while others
 //     are SIGKILLed; the summary reports the failover distribution per
 //     database.
+//   - TestChaosBacklog: a backlog of one aggregate waits when the relays
+//     start; time-critical commits of others arrive while it drains, and
+//     no broker outage may spend a publish attempt.
+//   - TestChaosTenants: many outbox tables, one relay fleet: 20 tenants (a
+//     schema each on PostgreSQL, a database each on MariaDB, 8 partitions
+//     each), served by relays running -config with one source whose
+//     pattern finds the tables; a tenant is created mid-run. Order is kept
+//     per aggregate of each tenant, and the summary has a line per tenant.
 //
-// The default runs are bounded (TestChaos about 45 s per database, the
-// others about 20 s; the package about 5 minutes under -race on two
-// cores). Size them with flags after -args:
+// The default runs are bounded (TestChaos about 45 s per database,
+// TestChaosTenants 50 to 70 s, the others about 20 s; the package about 7
+// minutes under -race on two cores). Size them with flags after -args:
 //
 //	go test ./internal/chaos/ -run TestChaos -v -args -chaos.events 20000 -chaos.kills 8
 //	go test ./internal/chaos/ -run 'TestChaos$' -v -timeout 60m -args -chaos.long
@@ -54,9 +62,11 @@
 // -chaos.long makes TestChaos 225,000 events (over 200,000 committed), 24
 // relay kills, 12 clean leaves, 12 connection cuts and 3 broker restarts
 // per database, and every other scenario 100,000 events over 4 minutes
-// with its own fault counts (scenarios_test.go): one long run per broker
-// and scenario (the broker scenarios on one database each, the restarts
-// and the churn on both). The
+// with its own fault counts (scenarios_test.go, backlog_test.go,
+// tenants_test.go; TestChaosTenants with 50 tenants, -chaos.tenants sets
+// another count): one long run per broker and scenario (the broker
+// scenarios on one database each, the restarts, the churn and the tenants
+// on both). The
 // shared databases come from JITOUTBOX_POSTGRES_DSN and JITOUTBOX_MYSQL_DSN
 // (a database whose variable is unset is skipped, one that is set but
 // unreachable fails); every broker or database the test stops is one it

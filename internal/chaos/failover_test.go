@@ -16,13 +16,19 @@ import (
 // victims owned just before.
 type killRec struct {
 	at    time.Time
-	parts []int
+	parts []partRef
 	// all: every relay was killed at once, so the partitions wait for a
 	// restarted relay, not for a survivor.
 	all bool
 	// during: the kill hit while another relay joined or left ("join",
 	// "leave"; "" otherwise).
 	during string
+}
+
+// partRef is one partition of one tenant's table.
+type partRef struct {
+	tenant string
+	part   int
 }
 
 // killSlots SIGKILLs the relays in slots and returns the record of the
@@ -33,7 +39,7 @@ func killSlots(ctx context.Context, t *testing.T, tg target, f *fleet, slots []i
 	for _, i := range slots {
 		owners = append(owners, owner(i, f.gen[i]))
 	}
-	parts, err := ownedBy(ctx, tg.db, tg.dialect.Table(), tg.bind, owners)
+	parts, err := ownedBy(ctx, tg.db, tg.tenants.all(), tg.bind, owners)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,29 +52,31 @@ func killSlots(ctx context.Context, t *testing.T, tg target, f *fleet, slots []i
 // token, the owner column of its partitions, is "<owner>/<random>".
 func owner(slot, gen int) string { return fmt.Sprintf("chaos-%d-%d", slot, gen) }
 
-// ownedBy reads the partitions owned by sessions of owners (a read of the
-// partitions table; a dead owner stays named until its partition is taken).
-func ownedBy(ctx context.Context, db *sql.DB, table string, bind func(int) string, owners []string) ([]int, error) {
-	var parts []int
-	for _, o := range owners {
-		rows, err := db.QueryContext(ctx, "SELECT part FROM "+table+"_partitions WHERE owner LIKE "+bind(1), o+"/%")
-		if err != nil {
-			return nil, fmt.Errorf("read partition owners: %w", err)
-		}
-		for rows.Next() {
-			var p int
-			if err := rows.Scan(&p); err != nil {
-				rows.Close()
+// ownedBy reads the partitions of tenants' tables owned by sessions of
+// owners (a read of each partitions table; a dead owner stays named until
+// its partition is taken).
+func ownedBy(ctx context.Context, db *sql.DB, tenants []*tenant, bind func(int) string, owners []string) ([]partRef, error) {
+	var parts []partRef
+	for _, tn := range tenants {
+		for _, o := range owners {
+			rows, err := db.QueryContext(ctx, "SELECT part FROM "+tn.d.Table()+"_partitions WHERE owner LIKE "+bind(1), o+"/%")
+			if err != nil {
+				return nil, fmt.Errorf("read partition owners of %s: %w", tn.d.Table(), err)
+			}
+			for rows.Next() {
+				var p int
+				if err := rows.Scan(&p); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				parts = append(parts, partRef{tenant: tn.name, part: p})
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
 				return nil, err
 			}
-			parts = append(parts, p)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
 		}
 	}
-	slices.Sort(parts)
 	return parts, nil
 }
 
@@ -78,7 +86,7 @@ func ownerSlot(ctx context.Context, t *testing.T, tg target, f *fleet, rng *rand
 	var owning []int
 	live := slices.DeleteFunc(f.live(), func(i int) bool { return i == not })
 	for _, i := range live {
-		parts, err := ownedBy(ctx, tg.db, tg.dialect.Table(), tg.bind, []string{owner(i, f.gen[i])})
+		parts, err := ownedBy(ctx, tg.db, tg.tenants.all(), tg.bind, []string{owner(i, f.gen[i])})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,13 +118,13 @@ func failovers(kills []killRec, nparts int, l *ledger, r *recorder) (one, all, c
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	type ev struct{ commit, first time.Time }
-	byPart := make([][]ev, nparts)
+	byPart := map[partRef][]ev{}
 	for id, ref := range l.committed {
 		f, ok := r.first[id]
 		if ref.at.IsZero() || !ok {
 			continue
 		}
-		p := dialects.PartitionOf("order", ref.agg, nparts)
+		p := partRef{tenant: ref.tenant, part: dialects.PartitionOf("order", ref.agg, nparts)}
 		byPart[p] = append(byPart[p], ev{commit: ref.at, first: f})
 	}
 	for _, k := range kills {

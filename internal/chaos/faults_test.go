@@ -1,11 +1,13 @@
 package chaos
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,12 +209,12 @@ func (c mysqlCutter) cut(ctx context.Context) (int, error) {
 
 // action is one fault, fired when the producers have handed out at events.
 type action struct {
-	kind string // "kill", "churn", "cut", "broker", "db", "join", "leave"
+	kind string // "kill", "churn", "cut", "broker", "db", "join", "leave", "tenant"
 	at   int64
 }
 
 // schedule spreads the faults over the run in random order, each at an even
-// fraction of the events.
+// fraction of the events; tenants are created in the run's first half.
 func schedule(s size, rng *rand.Rand) []action {
 	var acts []action
 	for range s.kills {
@@ -237,6 +239,12 @@ func schedule(s size, rng *rand.Rand) []action {
 	for i := range acts {
 		acts[i].at = int64(s.events) * int64(i+1) / int64(len(acts)+1)
 	}
+	// New tenants come in the first half of the run, so that the
+	// producers write to them for a good while.
+	for i := range s.newTenants {
+		acts = append(acts, action{kind: "tenant", at: int64(s.events) * int64(i+1) / int64(2*(s.newTenants+1))})
+	}
+	slices.SortStableFunc(acts, func(a, b action) int { return cmp.Compare(a.at, b.at) })
 	return acts
 }
 

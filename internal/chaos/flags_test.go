@@ -18,6 +18,7 @@ var (
 	flagRestarts   = flag.Int("chaos.broker-restarts", bounded().restarts, "broker outages per database (NATS: a server stopped and started; a cluster: a node killed and restarted; RabbitMQ, Kafka: the TCP proxy in front cut, refused or stalled)")
 	flagDBRestarts = flag.Int("chaos.db-restarts", 0, "database restarts per database, alternately a fast shutdown and a SIGKILL (only the scenarios that own their database server; TestChaosDBRestart: 4 bounded, 12 long)")
 	flagMembers    = flag.Int("chaos.members", 0, "relays that join, or leave without replacement, each while another relay is SIGKILLed (TestChaosPartitionChurn: 6 bounded, 24 long)")
+	flagTenants    = flag.Int("chaos.tenants", 0, "tenants at the start: outbox tables <prefix>_NNN.outbox served by the relays through -config and a pattern (TestChaosTenants: 20 bounded, 50 long; 0: one outbox table)")
 	flagRelays     = flag.Int("chaos.relays", bounded().relays, "relay processes")
 	flagProducers  = flag.Int("chaos.producers", bounded().producers, "producer goroutines")
 	flagAggregates = flag.Int("chaos.aggregates", bounded().aggregates, "aggregates")
@@ -36,6 +37,10 @@ type size struct {
 	// backlog: events of one aggregate committed before the relays start
 	// (TestChaosBacklog).
 	backlog int
+	// tenants: outbox tables at the start, each the table outbox of a
+	// tenant's schema or database, served through -config (0: the run's
+	// one table); newTenants: tenants created mid-run (TestChaosTenants).
+	tenants, newTenants int
 	// rebalance is the relays' -rebalance (0: the relay's default).
 	rebalance                     time.Duration
 	relays, producers, aggregates int
@@ -87,6 +92,11 @@ func sizeFor(b, l size) size {
 			s.dbRestarts = *flagDBRestarts
 		case "chaos.members":
 			s.members = *flagMembers
+		case "chaos.tenants":
+			s.tenants = *flagTenants
+			if s.tenants == 0 {
+				s.newTenants = 0
+			}
 		case "chaos.relays":
 			s.relays = *flagRelays
 		case "chaos.producers":
@@ -103,8 +113,9 @@ func sizeFor(b, l size) size {
 
 func (s size) validate() error {
 	if s.events <= 0 || s.relays <= 0 || s.producers <= 0 || s.aggregates < s.producers ||
-		s.kills < 0 || s.churns < 0 || s.cuts < 0 || s.restarts < 0 || s.dbRestarts < 0 || s.members < 0 || s.backlog < 0 || s.rebalance < 0 || s.duration < 0 || s.drain <= 0 {
-		return fmt.Errorf("chaos: bad size %+v: events, relays, producers and drain must be positive, aggregates >= producers, counts not negative", s)
+		s.kills < 0 || s.churns < 0 || s.cuts < 0 || s.restarts < 0 || s.dbRestarts < 0 || s.members < 0 || s.backlog < 0 ||
+		s.tenants < 0 || s.newTenants < 0 || (s.newTenants > 0 && s.tenants == 0) || s.rebalance < 0 || s.duration < 0 || s.drain <= 0 {
+		return fmt.Errorf("chaos: bad size %+v: events, relays, producers and drain must be positive, aggregates >= producers, counts not negative, new tenants only with tenants", s)
 	}
 	return nil
 }

@@ -13,20 +13,32 @@ import (
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
-// payload is the body of every event: its aggregate and its number within
-// the aggregate (1, 2, ... in registration order).
+// payload is the body of every event: its tenant ("" in a run of one
+// table), its aggregate and its number within the aggregate of that tenant
+// (1, 2, ... in registration order).
 type payload struct {
-	Agg string `json:"agg"`
-	Seq int64  `json:"seq"`
-	Tx  string `json:"tx"`
+	Tenant string `json:"tenant,omitempty"`
+	Agg    string `json:"agg"`
+	Seq    int64  `json:"seq"`
+	Tx     string `json:"tx"`
+}
+
+// aggKey names an aggregate across tenants: tenants have the same
+// aggregate ids, each with its own order.
+func aggKey(tenant, agg string) string {
+	if tenant == "" {
+		return agg
+	}
+	return tenant + "/" + agg
 }
 
 // evRef is what the ledger knows about one event.
 type evRef struct {
-	agg string
-	seq int64
-	tx  string
-	at  time.Time // when Commit returned (zero for an uncertain commit)
+	tenant string
+	agg    string
+	seq    int64
+	tx     string
+	at     time.Time // when Commit returned (zero for an uncertain commit)
 	// critical: the event's transaction was time-critical.
 	critical bool
 }
@@ -83,15 +95,16 @@ func (l *ledger) note(err error, retried bool) {
 }
 
 // producer commits transactions on the aggregates it owns (aggregate i
-// belongs to producer i % producers), so the per-aggregate numbering is the
-// registration order.
+// of every tenant belongs to producer i % producers), so the per-aggregate
+// numbering is the registration order. Each transaction writes to one
+// tenant, drawn among those that exist at its start.
 type producer struct {
 	id       int
-	ob       *txoutbox.Outbox
+	tenants  *tenantSet
 	db       *sql.DB
 	bind     func(n int) string // placeholder n (1-based)
 	aggs     []string
-	next     map[string]int64
+	next     map[string]int64 // aggKey -> last number handed out
 	rng      *rand.Rand
 	ledger   *ledger
 	total    int64
@@ -102,8 +115,8 @@ type producer struct {
 	retry bool
 }
 
-func newProducer(id int, ob *txoutbox.Outbox, db *sql.DB, bind func(int) string, s size, seed int64, l *ledger, start time.Time, retry bool) *producer {
-	p := &producer{id: id, ob: ob, db: db, bind: bind, next: map[string]int64{}, ledger: l, retry: retry,
+func newProducer(id int, tenants *tenantSet, db *sql.DB, bind func(int) string, s size, seed int64, l *ledger, start time.Time, retry bool) *producer {
+	p := &producer{id: id, tenants: tenants, db: db, bind: bind, next: map[string]int64{}, ledger: l, retry: retry,
 		rng: rand.New(rand.NewPCG(uint64(seed), uint64(id))), total: int64(s.events), duration: s.duration, start: start}
 	for a := id; a < s.aggregates; a += s.producers {
 		p.aggs = append(p.aggs, fmt.Sprintf("a%04d", a))
@@ -167,15 +180,17 @@ func (p *producer) pace(ctx context.Context, end int64) bool {
 // 20% are time-critical. It reports whether the transaction failed before
 // Commit and is to be tried again.
 func (p *producer) one(ctx context.Context, n int) (again bool) {
+	tn := p.tenants.pick(p.rng)
 	agg := p.aggs[p.rng.IntN(len(p.aggs))]
+	key := aggKey(tn.name, agg)
 	rollback := p.rng.IntN(10) == 0
 	var opts []txoutbox.TxOption
 	critical := p.rng.IntN(5) == 0
 	if critical {
 		opts = append(opts, txoutbox.TimeCritical())
 	}
-	txID := fmt.Sprintf("p%d-%d-%s", p.id, p.next[agg], agg)
-	tx, err := p.ob.Begin(ctx, nil, opts...)
+	txID := fmt.Sprintf("p%d-%d-%s", p.id, p.next[key], key)
+	tx, err := tn.ob.Begin(ctx, nil, opts...)
 	if err != nil {
 		return p.failed(ctx, fmt.Errorf("begin: %w", err))
 	}
@@ -188,15 +203,15 @@ func (p *producer) one(ctx context.Context, n int) (again bool) {
 	ids := make([]string, 0, n)
 	refs := make([]evRef, 0, n)
 	for i := range n {
-		seq := p.next[agg] + int64(i) + 1
-		body, _ := json.Marshal(payload{Agg: agg, Seq: seq, Tx: txID})
+		seq := p.next[key] + int64(i) + 1
+		body, _ := json.Marshal(payload{Tenant: tn.name, Agg: agg, Seq: seq, Tx: txID})
 		id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: agg, EventType: "order.changed", Payload: body})
 		if err != nil {
 			p.ledger.fail(fmt.Errorf("add: %w", err)) // no database involved: never expected
 			return false
 		}
 		ids = append(ids, id)
-		refs = append(refs, evRef{agg: agg, seq: seq, tx: txID, critical: critical})
+		refs = append(refs, evRef{tenant: tn.name, agg: agg, seq: seq, tx: txID, critical: critical})
 	}
 	l := p.ledger
 	if rollback {
@@ -214,7 +229,7 @@ func (p *producer) one(ctx context.Context, n int) (again bool) {
 		return false // the numbers are reused by the next transaction
 	}
 	err = tx.Commit()
-	p.next[agg] += int64(n) // an uncertain commit leaves a gap, never a reuse
+	p.next[key] += int64(n) // an uncertain commit leaves a gap, never a reuse
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {

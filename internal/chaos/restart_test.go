@@ -65,7 +65,8 @@ func restartDB(ctx context.Context, t *testing.T, tg target, f *fleet, kill bool
 func waitSessions(ctx context.Context, t *testing.T, tg target, f *fleet) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	q := "SELECT count(*) FROM " + tg.dialect.Table() + "_relays WHERE name = " + tg.bind(1)
+	// With tenants, the first tenant's table: the relays serve them all.
+	q := "SELECT count(*) FROM " + tg.tenants.all()[0].d.Table() + "_relays WHERE name = " + tg.bind(1)
 	for _, slot := range f.live() {
 		for {
 			var n int
@@ -132,14 +133,17 @@ func (s restartStall) String() string {
 	if s.kill {
 		kind = "SIGKILL"
 	}
-	d := func(x time.Duration) string {
-		if x < 0 {
-			return "-"
-		}
-		return x.Round(time.Millisecond).String()
-	}
 	return fmt.Sprintf("%-13s down %v: first delivery %s after the restart, new events waited up to %s, older ones %s after it",
-		kind, s.upAt.Sub(s.downAt).Round(time.Millisecond), d(s.resume), d(s.stall), d(s.backlog))
+		kind, s.upAt.Sub(s.downAt).Round(time.Millisecond), orDash(s.resume), orDash(s.stall), orDash(s.backlog))
+}
+
+// orDash formats a measured duration in milliseconds, or "-" for none (a
+// negative one).
+func orDash(d time.Duration) string {
+	if d < 0 {
+		return "-"
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 // stallDistribution is the distribution of the stalls after restarts.

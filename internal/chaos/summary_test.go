@@ -14,6 +14,17 @@ import (
 // checked only over at least three measured kills.
 const maxFailoverP50 = 5 * time.Second
 
+// maxFleetFailoverP50 is that bound in a run with tenants, where each
+// relay is a fleet serving every tenant's table (TestChaosTenants). There
+// the killed relay's partitions move far more slowly: with 20 tables of 8
+// partitions, 3 relays, two cores and -race, 30 to 40 of the 160
+// partitions stayed unowned for up to 11 s after the SIGKILL of one relay
+// while the two others ran, and the fleet took about 4 s to own every
+// partition after its start (2026-11-27: p50 0.7 s to 12.3 s over nine
+// runs per database). The single table's bound does not hold for a fleet yet; this one
+// catches a fleet that stops moving partitions.
+const maxFleetFailoverP50 = 20 * time.Second
+
 // summary is what one run did and found.
 type summary struct {
 	name   string
@@ -77,10 +88,12 @@ type summary struct {
 	// critBehind, critAfter: time-critical commit-to-delivery latency of
 	// events committed while the backlog drained, and after.
 	critBehind, critAfter []time.Duration
-	drainTimedOut         bool
-	produceTime           time.Duration
-	drainTime             time.Duration
-	elapsed               time.Duration
+	// tenants: each tenant's figures (a run with tenants).
+	tenants       []tenantFigures
+	drainTimedOut bool
+	produceTime   time.Duration
+	drainTime     time.Duration
+	elapsed       time.Duration
 }
 
 // fill computes the delivery figures from the ledger and the recorder.
@@ -192,6 +205,18 @@ func (s *summary) String() string {
 		p("time-critical, after backlog  %s", distribution(s.critAfter))
 		p("rows with attempts counted    %d (must be 0: only broker outages, kills and cuts)", s.attemptRows)
 	}
+	if s.want.tenants > 0 {
+		mid := 0
+		for _, tf := range s.tenants {
+			if tf.midRun {
+				mid++
+			}
+		}
+		p("tenants                       %d (%d created mid-run; %d partitions each; relays: -config, one source, a pattern)", len(s.tenants), mid, tenantPartitions)
+		for _, tf := range s.tenants {
+			p("  tenant %s", tf)
+		}
+	}
 	p("produce / drain / elapsed     %v / %v / %v", s.produceTime.Round(time.Millisecond), s.drainTime.Round(time.Millisecond), s.elapsed.Round(time.Millisecond))
 	for _, o := range s.outages {
 		p("  broker outage: %s", o)
@@ -246,8 +271,12 @@ func (s *summary) failures() []string {
 		sorted := slices.Clone(survived)
 		slices.Sort(sorted)
 		p50 := sorted[len(sorted)/2]
-		check(p50 > maxFailoverP50, "failover after the SIGKILL of one relay: p50 %v over %d kills, bound %v (%s)",
-			p50.Round(time.Millisecond), len(sorted), maxFailoverP50, distribution(survived))
+		bound := maxFailoverP50
+		if s.want.tenants > 0 {
+			bound = maxFleetFailoverP50
+		}
+		check(p50 > bound, "failover after the SIGKILL of one relay: p50 %v over %d kills, bound %v (%s)",
+			p50.Round(time.Millisecond), len(sorted), bound, distribution(survived))
 	}
 	check(s.joins+s.departures < s.want.members, "%d relay joins and leaves, want %d", s.joins+s.departures, s.want.members)
 	check(s.leaves < s.want.churns, "%d relay leaves, want %d", s.leaves, s.want.churns)
@@ -263,6 +292,11 @@ func (s *summary) failures() []string {
 	check(s.badMessages != 0, "%d messages without an event id or with a bad payload", s.badMessages)
 	check(s.pending != 0 || s.dead != 0, "outbox not drained: %d pending, %d dead", s.pending, s.dead)
 	check(s.drainTimedOut, "drain deadline passed")
+	check(len(s.tenants) < s.want.tenants+s.want.newTenants, "%d tenants, want %d (%d created mid-run)", len(s.tenants), s.want.tenants+s.want.newTenants, s.want.newTenants)
+	for _, tf := range s.tenants {
+		check(tf.committed == 0, "tenant %s: no event committed", tf.name)
+		check(tf.missing != 0, "tenant %s: %d committed events never arrived", tf.name, tf.missing)
+	}
 	check(s.want.backlog > 0 && s.attemptRows != 0, "%d rows had publish attempts counted, though only broker outages, kills and cuts hit the relays", s.attemptRows)
 	check(s.producerErrors != 0, "%d unexpected producer errors", s.producerErrors)
 	check(s.relayExits != 0, "%d relays exited on their own:\n%s", s.relayExits, strings.Join(s.exitDetails, "\n"))

@@ -34,9 +34,16 @@ type target struct {
 	db      *sql.DB
 	dialect dialects.Dialect
 	bind    func(n int) string
-	// relayArgs are the relays' database and wake flags.
-	relayArgs []string
+	// relayDSN is the DSN the relays connect with (never in their logs);
+	// wakeArgs are their wake flags.
+	relayDSN string
+	wakeArgs []string
+	// relayUser is the relays' own database user (MariaDB; "" on
+	// PostgreSQL, where their application_name tells their connections).
+	relayUser string
 	cutter    cutter
+	// tenants are the run's outbox tables (openTenants).
+	tenants *tenantSet
 	// wake makes the test's cross-process notifier; nc is the NATS
 	// connection of the run's wakes.
 	wake func(nc *nats.Conn) (runner, error)
@@ -86,11 +93,12 @@ func postgresOn(t *testing.T, db *sql.DB, dsn string) target {
 	relayDSN := withParam(dsn, "application_name", app)
 	return target{
 		db: db, dialect: d,
-		bind:      func(n int) string { return "$" + strconv.Itoa(n) },
-		relayArgs: []string{"-dialect", "postgres", "-dsn", relayDSN, "-wake", "pg", "-wake-channel", channel},
-		cutter:    pgCutter{db: db, app: app},
-		wake:      func(*nats.Conn) (runner, error) { return n, nil },
-		secret:    relayDSN,
+		bind:     func(n int) string { return "$" + strconv.Itoa(n) },
+		relayDSN: relayDSN,
+		wakeArgs: []string{"-wake", "pg", "-wake-channel", channel},
+		cutter:   pgCutter{db: db, app: app},
+		wake:     func(*nats.Conn) (runner, error) { return n, nil },
+		secret:   relayDSN,
 	}
 }
 
@@ -137,7 +145,9 @@ func mysqlOn(t *testing.T, db *sql.DB, dsn string) target {
 	return target{
 		db: db, dialect: d,
 		bind:      func(int) string { return "?" },
-		relayArgs: []string{"-dialect", "mysql", "-dsn", relayDSN, "-wake", "nats", "-wake-subject", subject},
+		relayDSN:  relayDSN,
+		wakeArgs:  []string{"-wake", "nats", "-wake-subject", subject},
+		relayUser: user,
 		cutter:    mysqlCutter{db: db, user: user},
 		wake: func(nc *nats.Conn) (runner, error) {
 			return natsnotify.NewNotifier(nc, natsnotify.WithSubject(subject))
