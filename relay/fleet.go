@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -541,6 +542,12 @@ func (fd *fleetDB) start(ctx context.Context, t string, ended chan<- string) {
 	r, err := fd.f.Relay(fd.src.Name, t)
 	if err != nil {
 		fd.f.setState(ctx, k, false, err)
+		return
+	}
+	// A table at another schema version is not started (Run would end at
+	// once): it is looked at again at the next discovery.
+	if _, err := r.d.Partitions(ctx, fd.src.DB); errors.Is(err, dialects.ErrSchemaVersion) || errors.Is(err, dialects.ErrPartitionMismatch) {
+		fd.f.setState(ctx, k, false, fmt.Errorf("relay: %w", err))
 		return
 	}
 	r.fleet.db = fd

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"flag"
 	"testing"
 	"time"
 
@@ -13,9 +12,6 @@ import (
 	"github.com/jitoutbox/jitoutbox/relay"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
-
-var fleetFaults = flag.Bool("e2e.fleetfaults", false,
-	"run TestFleetFault*: faults of relay.Fleet that TestTenantsFleet met; they fail until the fleet is mended")
 
 // sqliteTenant migrates the outbox table of a new SQLite file.
 func sqliteTenant(t *testing.T, name string) tenant {
@@ -36,17 +32,12 @@ func sqliteTenant(t *testing.T, name string) tenant {
 	return tenant{name: name, db: db, d: d, parts: parts}
 }
 
-// TestFleetFaultOldTableLogLoop: a table whose schema is at an older
-// version is started again at every discovery, and each time Tables shows
-// it served (with no error) for a moment and the fleet logs "serving
-// table" then "table not served": two lines per table per
-// DiscoverInterval for as long as the table stays old (TestTenantsFleet
-// counted ~45 in a minute per fleet with a 1 s interval). Want: the
-// warning once, the table never shown served, as for a dropped table.
-func TestFleetFaultOldTableLogLoop(t *testing.T) {
-	if !*fleetFaults {
-		t.Skip("shows a fault of relay.Fleet; run with -e2e.fleetfaults")
-	}
+// TestFleetOldTableLoggedOnce checks that a table whose schema is at an
+// older version, tried again at every discovery, is logged once and never
+// shown served: it used to be shown served for a moment and logged twice
+// per DiscoverInterval (TestTenantsFleet counted ~45 lines a minute per
+// fleet with a 1 s interval).
+func TestFleetOldTableLoggedOnce(t *testing.T) {
 	old := sqliteTenant(t, "old")
 	ageTenant(t, context.Background(), old)
 	pubs := &publishLog{by: map[string][]string{}}
@@ -71,22 +62,14 @@ func TestFleetFaultOldTableLogLoop(t *testing.T) {
 	}
 }
 
-// TestFleetFaultCriticalBehindBacklog: a time-critical event committed by
-// another process into a table with a backlog waits behind the backlog
-// when a Fleet serves the table, not when a lone Relay does. A Relay's
-// Config.Sources wake goes to its hand-over lane, whose critical read
-// (Dialect.ReadCritical) publishes the time-critical rows ahead of any
-// backlog; a fleet's Source.Wakes wake makes the fleet's poll signal the
-// table's read lane (relay.go: r.fleet.wake is forwarded to wakes.urgent),
-// which reads in seq order: the time-critical rows come after the whole
-// backlog of their partitions. Measured (SQLite, 5,000 events of backlog,
-// five time-critical events committed after it): the lone relay published
-// them before any backlog event, the fleet after every one. Want: the
-// fleet as the lone relay.
-func TestFleetFaultCriticalBehindBacklog(t *testing.T) {
-	if !*fleetFaults {
-		t.Skip("shows a fault of relay.Fleet; run with -e2e.fleetfaults")
-	}
+// TestFleetCriticalAheadOfBacklog checks that a time-critical event
+// committed by another process into a table with a backlog is published
+// before the backlog by a Fleet, as by a lone Relay: the fleet's wake goes
+// to the table's critical read (Dialect.ReadCritical). It used to go to
+// the read lane, which reads in seq order (SQLite, 5,000 events of
+// backlog, five time-critical events after it: the lone relay published
+// them before any backlog event, the fleet after every one).
+func TestFleetCriticalAheadOfBacklog(t *testing.T) {
 	for _, served := range []string{"relay", "fleet"} {
 		t.Run(served, func(t *testing.T) {
 			ctx := context.Background()
