@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,26 +145,28 @@ func tenantsScenario(t *testing.T, ts tenantServer) {
 	t.Logf("%d events of %d tenants in %v", len(led.ids()), len(tenants)+1, time.Since(began).Round(time.Millisecond))
 }
 
-// backlogRace commits a backlog of tenantBacklog events into backlog,
-// then time-critical transactions into each of critical through txoutbox
-// wired to a fleet's relay of its table (and to wakes, as a cross-process
-// wake would) until half the backlog is published. Every time-critical
-// event must arrive before the backlog's last one: measured here, the
-// slowest arrived seconds before it on a machine loaded by other tests.
+// The phases of backlogRace in which a time-critical event commits.
+var critPhases = []string{"idle", "while the backlog is written", "while it drains"}
+
+// backlogRace runs a time-critical writer in each of critical, through
+// txoutbox wired to a fleet's relay of its table and to wakes (as a
+// cross-process wake would be), for a while, then commits a backlog of
+// tenantBacklog events into backlog, and stops the writers once half the
+// backlog is published. Every time-critical event must arrive before the
+// backlog's last one: measured here, the slowest arrived seconds before
+// it on a machine loaded by other tests. The commit-to-publish latencies
+// are logged by phase and by the lane that published the event: the
+// hand-over lane of the wired relay, or the read lane of a relay of
+// another fleet, woken through the fleet's poll.
 func backlogRace(t *testing.T, ctx context.Context, led *ledger, rec *recorder, pubs *publishLog, backlog tenant, critical []tenant,
 	fleets []tenantFleet, wakes notify.Notifier) {
 	t.Helper()
-	began := time.Now()
-	bulk, err := backlog.insert(ctx, led, aggIDs(backlog, "b", 100), tenantBacklog/100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("backlog of %d events committed in %v", len(bulk), time.Since(began).Round(time.Millisecond))
 	wctx, stopWriters := context.WithCancel(ctx)
 	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		crit []string
+		wg    sync.WaitGroup
+		phase atomic.Int32
+		mu    sync.Mutex
+		crit  = map[string]int32{} // event id -> phase of its commit
 	)
 	for i, tn := range critical {
 		fl := fleets[i%len(fleets)]
@@ -185,6 +188,7 @@ func backlogRace(t *testing.T, ctx context.Context, led *ledger, rec *recorder, 
 					return
 				case <-tick.C:
 				}
+				p := phase.Load()
 				ids, err := led.commit(wctx, ob, aggs[n%len(aggs)], 1, true)
 				if err != nil {
 					if wctx.Err() == nil {
@@ -193,28 +197,60 @@ func backlogRace(t *testing.T, ctx context.Context, led *ledger, rec *recorder, 
 					return
 				}
 				mu.Lock()
-				crit = append(crit, ids...)
+				for _, id := range ids {
+					crit[id] = p
+				}
 				mu.Unlock()
 			}
 		})
 	}
+	// The idle phase: meanwhile, time the statement a cross-process wake
+	// costs each fleet (Activity over every table of the database) on
+	// the test's pool.
+	var tables []string
+	for _, st := range fleets[0].f.Tables() {
+		if st.Serving {
+			tables = append(tables, st.Table)
+		}
+	}
+	var act []time.Duration
+	for idle := time.Now(); time.Since(idle) < 2*time.Second; time.Sleep(100 * time.Millisecond) {
+		start := time.Now()
+		if _, err := backlog.d.Activity(ctx, backlog.db, tables); err != nil {
+			t.Fatal(err)
+		}
+		act = append(act, time.Since(start))
+	}
+	slices.Sort(act)
+	t.Logf("idle: Activity over %d tables p50 %v, max %v", len(tables), quantile(act, 0.5), quantile(act, 1))
+	began := time.Now()
+	phase.Store(1)
+	bulk, err := backlog.insert(ctx, led, aggIDs(backlog, "b", 100), tenantBacklog/100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase.Store(2)
+	t.Logf("backlog of %d events committed in %v", len(bulk), time.Since(began).Round(time.Millisecond))
 	waitFor(t, 120*time.Second, "half the backlog published", func() bool {
 		return rec.delivered(bulk) >= len(bulk)/2
 	})
 	stopWriters()
 	wg.Wait()
 	rec.await(t, 120*time.Second, bulk)
-	rec.await(t, 30*time.Second, crit)
+	rec.await(t, 30*time.Second, slices.Collect(maps.Keys(crit)))
 	end := began
 	for _, id := range bulk {
 		if at := rec.firstAt(id); at.After(end) {
 			end = at
 		}
 	}
-	drained := end.Sub(began)
-	lat := map[string][]time.Duration{} // by the lane that published first
+	// By phase, then by the lane that published first.
+	lat := make([]map[string][]time.Duration, len(critPhases))
+	for i := range lat {
+		lat[i] = map[string][]time.Duration{}
+	}
 	late, lastCrit := 0, began
-	for _, id := range crit {
+	for id, p := range crit {
 		at := rec.firstAt(id)
 		if at.After(end) {
 			late++
@@ -231,18 +267,20 @@ func backlogRace(t *testing.T, ctx context.Context, led *ledger, rec *recorder, 
 			_, lane, _ = strings.Cut(by[0], "/")
 		}
 		pubs.mu.Unlock()
-		lat["all"] = append(lat["all"], d)
-		lat[lane] = append(lat[lane], d)
+		lat[p]["all"] = append(lat[p]["all"], d)
+		lat[p][lane] = append(lat[p][lane], d)
 	}
-	var sum []string
-	for _, lane := range slices.Sorted(maps.Keys(lat)) {
-		ds := lat[lane]
-		slices.Sort(ds)
-		sum = append(sum, fmt.Sprintf("%s: %d, p50 %v, p99 %v, max %v", lane, len(ds), quantile(ds, 0.50), quantile(ds, 0.99), quantile(ds, 1)))
+	t.Logf("backlog drained %v after its commit began, %v after the last time-critical event arrived", end.Sub(began).Round(time.Millisecond), end.Sub(lastCrit).Round(time.Millisecond))
+	for p, name := range critPhases {
+		var sum []string
+		for _, lane := range slices.Sorted(maps.Keys(lat[p])) {
+			ds := lat[p][lane]
+			slices.Sort(ds)
+			sum = append(sum, fmt.Sprintf("%s %d: p50 %v, p99 %v, max %v", lane, len(ds), quantile(ds, 0.50), quantile(ds, 0.99), quantile(ds, 1)))
+		}
+		t.Logf("time-critical events of %d tenants %s, commit to publish: %s", len(critical), name, strings.Join(sum, "; "))
 	}
-	t.Logf("backlog drained %v after its commit began, %v after the last time-critical event; time-critical events of %d tenants meanwhile, commit-to-publish by the lane that published them: %s",
-		drained.Round(time.Millisecond), end.Sub(lastCrit).Round(time.Millisecond), len(critical), strings.Join(sum, "; "))
-	if len(crit) == 0 {
+	if len(lat[2]["all"]) == 0 {
 		t.Error("no time-critical event was committed while the backlog drained")
 	}
 	if late > 0 {
