@@ -388,24 +388,6 @@ func seedTable(b *testing.B, db *sql.DB, d dialects.Dialect, n, aggs int) {
 	}
 }
 
-// countHook counts published events and closes done at target.
-type countHook struct {
-	n      atomic.Int64
-	target int64
-	done   chan struct{}
-	once   sync.Once
-}
-
-func (c *countHook) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context {
-	return ctx
-}
-
-func (c *countHook) BatchEnd(_ context.Context, info relay.BatchEndInfo) {
-	if c.n.Add(int64(info.Published)) >= c.target {
-		c.once.Do(func() { close(c.done) })
-	}
-}
-
 // BenchmarkFleetDrain compares draining -fleet.drain.events events spread
 // over -fleet.drain.tenants tenant tables by one Fleet with draining the
 // same number from one table by one relay (relay.New), both on
@@ -428,7 +410,7 @@ func BenchmarkFleetDrain(b *testing.B) {
 		var fleetRates, singleRates []float64
 		for round := range *fleetDrainRounds {
 			// One table, one relay.
-			h := &countHook{target: int64(n), done: make(chan struct{})}
+			h := &publishedCounter{target: int64(n), done: make(chan struct{})}
 			g := newGate(pub)
 			r, err := relay.New(db, single, g, relay.Config{Hooks: h, Logger: quietSlog(), Sources: []notify.Source{g.wake}})
 			if err != nil {
@@ -437,7 +419,7 @@ func BenchmarkFleetDrain(b *testing.B) {
 			sr := gatedDrain(b, r.Run, g, h, func() { seedTable(b, td.admin, single, n, 1000) })
 
 			// The same number over the tenants, one fleet.
-			fh := &countHook{target: int64(n), done: make(chan struct{})}
+			fh := &publishedCounter{target: int64(n), done: make(chan struct{})}
 			fg := newGate(pub)
 			f, err := relay.NewFleet(relay.FleetConfig{
 				Sources: []relay.Source{{Name: "tenants", DB: db, Dialect: pgDialect, Patterns: []string{td.pattern()},
@@ -493,7 +475,7 @@ func (g *gate) Publish(ctx context.Context, batch []relay.Message, errs []error)
 // gatedDrain starts run, waits for it to settle, writes the backlog with
 // seed, opens the gate and returns the rate from then until h has counted
 // its target.
-func gatedDrain(b *testing.B, run func(context.Context) error, g *gate, h *countHook, seed func()) float64 {
+func gatedDrain(b *testing.B, run func(context.Context) error, g *gate, h *publishedCounter, seed func()) float64 {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -554,7 +536,7 @@ func BenchmarkFleetCrossTenant(b *testing.B) {
 	db, _ := openCounted(b, td.dsn)
 	for i := 0; i < b.N; i++ {
 		busyD, _ := pgDialect(td.table(0))
-		busy := &countHook{target: int64(*fleetBacklog), done: make(chan struct{})}
+		busy := &publishedCounter{target: int64(*fleetBacklog), done: make(chan struct{})}
 		quiet := &latencyHook{}
 		wake := notify.NewLocal()
 		f, err := relay.NewFleet(relay.FleetConfig{
