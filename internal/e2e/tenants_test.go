@@ -41,7 +41,8 @@ const (
 //
 //   - every tenant's events are published, each tenant's partitions split
 //     across the fleets; one tenant at an old schema version is reported
-//     in Tables (dialects.ErrSchemaVersion) while the others flow;
+//     in Tables (dialects.ErrSchemaVersion) while the others flow, and
+//     logged once by each fleet, never as served;
 //   - while events flow, a tenant created and migrated starts flowing
 //     within about a discovery interval, and a dropped one stops: Tables
 //     shows it not served with no error, and each fleet logs "table gone"
@@ -86,7 +87,7 @@ func tenantsScenario(t *testing.T, ts tenantServer) {
 	// Every healthy tenant flows, split across the fleets; the old one is
 	// reported.
 	insertRound(t, ctx, led, healthy, 3, 4)
-	rec.await(t, 60*time.Second, led.ids())
+	awaitTenants(t, 60*time.Second, rec, led, fleets)
 	waitTable(t, fleets, tenantSource, old.d.Table(), 30*time.Second, "the old tenant reported", func(s relay.TableState) bool {
 		return !s.Serving && errors.Is(s.Err, dialects.ErrSchemaVersion)
 	})
@@ -120,7 +121,7 @@ func tenantsScenario(t *testing.T, ts tenantServer) {
 		return !s.Serving && s.Err == nil
 	})
 	stopFlow()
-	rec.await(t, 60*time.Second, led.ids())
+	awaitTenants(t, 60*time.Second, rec, led, fleets)
 
 	backlogRace(t, ctx, led, rec, pubs, backlog, critical, fleets, wakes)
 
@@ -130,8 +131,13 @@ func tenantsScenario(t *testing.T, ts tenantServer) {
 	checkDups(t, rec, led, pubs, fleets, gone.name)
 	for _, fl := range fleets {
 		checkGoneLogs(t, fl, gone.name)
-		t.Logf("%s: warnings and errors logged: %v; \"table not served\" for the old tenant: %d",
-			fl.name, fl.logs.troubles(), len(fl.logs.lines(old.name, "table not served")))
+		t.Logf("%s: warnings and errors logged: %v", fl.name, fl.logs.troubles())
+		if n := len(fl.logs.lines(old.name, "table not served")); n != 1 {
+			t.Errorf("%s: \"table not served\" logged %d times for the old tenant, want once", fl.name, n)
+		}
+		if n := len(fl.logs.lines(old.name, "serving table")); n != 0 {
+			t.Errorf("%s: \"serving table\" logged %d times for the old tenant, want never", fl.name, n)
+		}
 		for _, s := range fl.f.Tables() {
 			switch s.Table {
 			case old.d.Table(), gone.d.Table():
@@ -156,8 +162,9 @@ var critPhases = []string{"idle", "while the backlog is written", "while it drai
 // backlog's last one: measured here, the slowest arrived seconds before
 // it on a machine loaded by other tests. The commit-to-publish latencies
 // are logged by phase and by the lane that published the event: the
-// hand-over lane of the wired relay, or the read lane of a relay of
-// another fleet, woken through the fleet's poll.
+// hand-over lane (rows the wired relay was handed in memory, or that a
+// relay of another fleet found by its critical read when the wake reached
+// it) or the read lane.
 func backlogRace(t *testing.T, ctx context.Context, led *ledger, rec *recorder, pubs *publishLog, backlog tenant, critical []tenant,
 	fleets []tenantFleet, wakes notify.Notifier) {
 	t.Helper()
@@ -414,6 +421,43 @@ func waitTable(t *testing.T, fleets []tenantFleet, source, table string, limit t
 		}
 		return true
 	}, func() string { return last })
+}
+
+// awaitTenants waits until every event of led is delivered; after limit
+// it fails the test with the tenants that miss events, their tables'
+// states in every fleet, and the fleets' warnings and errors.
+func awaitTenants(t *testing.T, limit time.Duration, rec *recorder, led *ledger, fleets []tenantFleet) {
+	t.Helper()
+	ids := led.ids()
+	for deadline := time.Now().Add(limit); rec.delivered(ids) < len(ids); time.Sleep(20 * time.Millisecond) {
+		if time.Now().Before(deadline) {
+			continue
+		}
+		missing := map[string]int{} // tenant -> events
+		rec.mu.Lock()
+		led.mu.Lock()
+		for _, id := range ids {
+			if rec.count[id] == 0 {
+				agg := led.events[id].Agg
+				missing[agg[:strings.LastIndexByte(agg, '-')]]++
+			}
+		}
+		led.mu.Unlock()
+		rec.mu.Unlock()
+		var b strings.Builder
+		for _, tn := range slices.Sorted(maps.Keys(missing)) {
+			fmt.Fprintf(&b, "\n%s: %d events missing", tn, missing[tn])
+			for _, fl := range fleets {
+				s, _ := stateOf(fl.f, tenantSource, tn+".outbox")
+				fmt.Fprintf(&b, "\n  %s: serving %v, err %v, since %v", fl.name, s.Serving, s.Err, s.Since.Format(time.StampMilli))
+			}
+		}
+		for _, fl := range fleets {
+			lines := append(fl.logs.lines("level=WARN"), fl.logs.lines("level=ERROR")...)
+			fmt.Fprintf(&b, "\n%s: %d warnings and errors:\n  %s", fl.name, len(lines), strings.Join(lines[:min(20, len(lines))], "\n  "))
+		}
+		t.Fatalf("%d of %d events not delivered within %v:%s", len(ids)-rec.delivered(ids), len(ids), limit, b.String())
+	}
 }
 
 // allServing reports whether every fleet serves table of tenantSource
