@@ -474,16 +474,10 @@ func (fd *fleetDB) run(ctx context.Context, wakes []<-chan struct{}) {
 				nudgeT.Reset(wait)
 				continue
 			}
-			lastNudge = time.Now()
-			if t := fd.tables[fd.anchor]; t != nil {
-				signal(t.r.fleet.nudge)
-			}
+			lastNudge = fd.nudgeOthers()
 			continue
 		case <-nudgeT.C:
-			lastNudge = time.Now()
-			if t := fd.tables[fd.anchor]; t != nil {
-				signal(t.r.fleet.nudge)
-			}
+			lastNudge = fd.nudgeOthers()
 			continue
 		}
 		fd.poll(ctx, probe)
@@ -639,6 +633,15 @@ func (fd *fleetDB) chooseAnchor() {
 		t.r.fleet.anchor.Store(true)
 		signal(t.r.fleet.joined)
 	}
+}
+
+// nudgeOthers asks the anchor table's owner to nudge the other relays
+// (their watches are on the anchor table) and returns when it asked.
+func (fd *fleetDB) nudgeOthers() time.Time {
+	if t := fd.tables[fd.anchor]; t != nil {
+		signal(t.r.fleet.nudge)
+	}
+	return time.Now()
 }
 
 // broadcast signals one channel of every table's link but the anchor's.
