@@ -289,7 +289,8 @@ var (
 
 // Check reads each doc (relative to root) and returns the references that
 // name nothing: Go names in code spans and in fenced Go blocks, SQL files
-// named in code spans or links, link paths and their heading anchors.
+// named in code spans or links, link paths and their heading anchors; and
+// the merge conflict markers a merge left behind.
 func Check(root string, docs []string, ix *Index) ([]Problem, error) {
 	sqlFiles, err := sqlFileNames(root)
 	if err != nil {
@@ -317,6 +318,10 @@ func Check(root string, docs []string, ix *Index) ([]Problem, error) {
 		for i, line := range strings.Split(string(b), "\n") {
 			at := func(format string, a ...any) {
 				out = append(out, Problem{File: doc, Line: i + 1, What: fmt.Sprintf(format, a...)})
+			}
+			if strings.HasPrefix(line, "<<<<<<< ") || strings.HasPrefix(line, ">>>>>>> ") {
+				at("merge conflict marker %q: resolve the merge", strings.TrimSpace(line))
+				continue
 			}
 			if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 				switch {

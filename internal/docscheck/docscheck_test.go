@@ -117,6 +117,10 @@ func lookup(name string) bool {
 		"outboxctl purge -before 24h",
 		"```",
 		"Good: `outboxctl status -dsn x`, `outboxctl`; bad: `outboxctl frobnicate`.",
+		"<<<<<<< HEAD",
+		"Title",
+		"=======",
+		">>>>>>> other-branch",
 	}, "\n")+"\n")
 
 	docs, err := DocFiles(root)
@@ -145,6 +149,8 @@ func lookup(name string) bool {
 		"README.md:10: Go name relay.NewRelay: package relay declares no NewRelay",
 		"README.md:15: outboxctl command purge: cmd/outboxctl has no such command",
 		"README.md:17: outboxctl command frobnicate: cmd/outboxctl has no such command",
+		`README.md:18: merge conflict marker "<<<<<<< HEAD": resolve the merge`,
+		`README.md:21: merge conflict marker ">>>>>>> other-branch": resolve the merge`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("problems:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
