@@ -504,15 +504,47 @@ type latencyHook struct {
 	mu    sync.Mutex
 	phase int
 	lat   [2][]time.Duration
+	// committed: when each event's Commit returned, by event id; ack
+	// then holds commit-return to acknowledgement, the part the relay
+	// and the broker control (lat includes the transaction's own
+	// INSERT and COMMIT).
+	committed map[string]time.Time
+	early     map[string]time.Time // acknowledged before its Commit returned (the hand-over runs in Commit)
+	ack       [2][]time.Duration
+}
+
+// commitDone records that the Commit of event id returned at t.
+func (h *latencyHook) commitDone(id string, t time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if at, ok := h.early[id]; ok {
+		delete(h.early, id)
+		h.ack[h.phase] = append(h.ack[h.phase], max(0, at.Sub(t)))
+		return
+	}
+	if h.committed == nil {
+		h.committed = map[string]time.Time{}
+	}
+	h.committed[id] = t
 }
 
 func (h *latencyHook) BatchStart(ctx context.Context, _ relay.BatchStartInfo) context.Context {
 	return ctx
 }
 func (h *latencyHook) BatchEnd(context.Context, relay.BatchEndInfo) {}
-func (h *latencyHook) Published(_ context.Context, _ relay.Message, latency time.Duration) {
+func (h *latencyHook) Published(_ context.Context, m relay.Message, latency time.Duration) {
+	now := time.Now()
 	h.mu.Lock()
 	h.lat[h.phase] = append(h.lat[h.phase], latency)
+	if at, ok := h.committed[m.ID]; ok {
+		delete(h.committed, m.ID)
+		h.ack[h.phase] = append(h.ack[h.phase], now.Sub(at))
+	} else {
+		if h.early == nil {
+			h.early = map[string]time.Time{}
+		}
+		h.early[m.ID] = now
+	}
 	h.mu.Unlock()
 }
 
@@ -524,7 +556,11 @@ func (h *latencyHook) Published(_ context.Context, _ relay.Message, latency time
 // throughout. Side by side in one run: first for 5 s with nothing else
 // (idle-p50/p99-ms), then while -fleet.backlog events are written to the
 // busy tenant (5,000 a transaction) and drained (p50/p99-ms). Latency is
-// commit to JetStream ack (the relay's PublishedHook). Target p99 ≤ 10 ms.
+// from the return of the quiet tenant's Commit to the JetStream ack (the
+// relay's PublishedHook), the measure of every time-critical benchmark
+// here; tx-p50/p99-ms count from the event's Add instead, and so include
+// the quiet tenant's own INSERT and COMMIT, which wait on a database busy
+// with the busy tenant's writes. Target p99 ≤ 10 ms.
 // Command:
 //
 //	go test -run '^$' -bench '^BenchmarkFleetCrossTenant$' -benchtime=1x -timeout 30m ./bench/
@@ -588,8 +624,9 @@ func BenchmarkFleetCrossTenant(b *testing.B) {
 					b.Error(err)
 					return
 				}
-				if _, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: fmt.Sprintf("q-%d", commits%100),
-					EventType: "order.placed", Payload: payload, ContentType: "application/json"}); err != nil {
+				id, err := tx.Add(txoutbox.Event{AggregateType: "order", AggregateID: fmt.Sprintf("q-%d", commits%100),
+					EventType: "order.placed", Payload: payload, ContentType: "application/json"})
+				if err != nil {
 					b.Error(err)
 					return
 				}
@@ -597,6 +634,7 @@ func BenchmarkFleetCrossTenant(b *testing.B) {
 					b.Error(err)
 					return
 				}
+				quiet.commitDone(id, time.Now())
 				commits++
 			}
 		}()
@@ -622,6 +660,7 @@ func BenchmarkFleetCrossTenant(b *testing.B) {
 		}
 		quiet.mu.Lock()
 		idle, loaded := slices.Clone(quiet.lat[0]), slices.Clone(quiet.lat[1])
+		idleAck, loadedAck := slices.Clone(quiet.ack[0]), slices.Clone(quiet.ack[1])
 		quiet.mu.Unlock()
 		if len(idle)+len(loaded) < commits {
 			b.Fatalf("cross-tenant: %d of %d time-critical events published", len(idle)+len(loaded), commits)
@@ -633,11 +672,17 @@ func BenchmarkFleetCrossTenant(b *testing.B) {
 			slices.Sort(lat)
 			return float64(lat[min(int(p*float64(len(lat))), len(lat)-1)]) / 1e6
 		}
-		b.ReportMetric(at(idle, 0.50), "idle-p50-ms")
-		b.ReportMetric(at(idle, 0.99), "idle-p99-ms")
-		b.ReportMetric(at(loaded, 0.50), "p50-ms")
-		b.ReportMetric(at(loaded, 0.99), "p99-ms")
-		b.ReportMetric(at(loaded, 1), "max-ms")
+		if len(idleAck)+len(loadedAck) < commits {
+			b.Fatalf("cross-tenant: %d of %d commits matched to their acknowledgement", len(idleAck)+len(loadedAck), commits)
+		}
+		b.ReportMetric(at(idleAck, 0.50), "idle-p50-ms")
+		b.ReportMetric(at(idleAck, 0.99), "idle-p99-ms")
+		b.ReportMetric(at(loadedAck, 0.50), "p50-ms")
+		b.ReportMetric(at(loadedAck, 0.99), "p99-ms")
+		b.ReportMetric(at(loadedAck, 1), "max-ms")
+		b.ReportMetric(at(idle, 0.99), "idle-tx-p99-ms")
+		b.ReportMetric(at(loaded, 0.50), "tx-p50-ms")
+		b.ReportMetric(at(loaded, 0.99), "tx-p99-ms")
 		b.ReportMetric(float64(len(loaded)), "critical-events")
 		b.ReportMetric(float64(*fleetBacklog)/drain.Seconds(), "busy-write+drain-events/s")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -51,6 +52,44 @@ func splitWaves(recs []dialects.Record) [][]*dialects.Record {
 	return waves
 }
 
+// publishChunks publishes one wave. A time-critical (fast) wave goes
+// whole, after telling the gate; a bulk wave goes in the chunks the gate
+// allows (relay/internal/priority), one after the other, each measured.
+// After a chunk the broker refused whole as unavailable, or once ctx
+// ends, the rest of the wave is not sent and gets the same error, so that
+// the wave reads as the outage (or the stop) it is.
+func (rn *run) publishChunks(ctx context.Context, msgs []Message, errs []error, fast bool) {
+	g := rn.r.gate
+	if fast {
+		g.Critical(time.Now())
+		rn.r.pub.Publish(ctx, msgs, errs)
+		return
+	}
+	for off := 0; off < len(msgs); {
+		start := time.Now()
+		n := g.Chunk(start, len(msgs)-off)
+		chunk, cerrs := msgs[off:off+n], errs[off:off+n]
+		rn.r.pub.Publish(ctx, chunk, cerrs)
+		g.Observe(n, time.Since(start))
+		off += n
+		if off == len(msgs) {
+			return
+		}
+		var stop error
+		if err := ctx.Err(); err != nil {
+			stop = err
+		} else if !slices.ContainsFunc(cerrs, func(err error) bool { return !IsUnavailable(err) }) {
+			stop = cerrs[0]
+		}
+		if stop != nil {
+			for i := off; i < len(errs); i++ {
+				errs[i] = stop
+			}
+			return
+		}
+	}
+}
+
 func toMessage(rec *dialects.Record) Message {
 	return Message{
 		ID:             rec.ID,
@@ -90,7 +129,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 	if r.cfg.Hooks != nil {
 		hctx = r.cfg.Hooks.BatchStart(ctx, BatchStartInfo{Owner: r.cfg.Owner, Size: len(recs), FastPath: fast})
 	}
-	out, held := rn.publishWaves(ctx, hctx, recs, res)
+	out, held := rn.publishWaves(ctx, hctx, recs, fast, res)
 	res.published += len(out.published)
 
 	rn.mu.Lock()
@@ -148,8 +187,11 @@ func (rn *run) batchEnd(hctx context.Context, start time.Time, size int, out *ba
 }
 
 // publishWaves publishes records wave by wave (see publishBatch) and
-// returns what to write, and the aggregates held behind a failure.
-func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, res *cycleResult) (*batchOutcome, map[string]bool) {
+// returns what to write, and the aggregates held behind a failure. A
+// hand-over (fast) batch is time-critical: it tells the relay's priority
+// gate, and the other lanes sharing the publisher put smaller chunks of
+// their waves in flight while such publishes are recent (publishChunks).
+func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) (*batchOutcome, map[string]bool) {
 	r := rn.r
 	out := &batchOutcome{}
 	held := make(map[string]bool) // aggregates behind a failure in this batch
@@ -186,7 +228,7 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, r
 		// A stop waits for it, bounded by PublishTimeout.
 		errs := make([]error, len(msgs))
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(hctx), r.cfg.PublishTimeout)
-		r.pub.Publish(pctx, msgs, errs)
+		rn.publishChunks(pctx, msgs, errs, fast)
 		cancel()
 		ackAt := r.cfg.Clock()
 		dueAt := rn.clock.now() // retry times are the database's (schedule.go)

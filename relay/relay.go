@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay/internal/priority"
 )
 
 // ErrRunning is returned by Run when the relay is already running.
@@ -35,6 +36,9 @@ type Relay struct {
 	// fleet links a relay made by a Fleet to it (fleet.go); nil for a
 	// relay made by New.
 	fleet *tableLink
+	// gate is shared by every lane publishing through pub: the relay's
+	// own, or its fleet's for that publisher (batch.go publishChunks).
+	gate *priority.Gate
 }
 
 // New returns a relay that reads rows of d's table through db and publishes
@@ -53,7 +57,7 @@ func New(db *sql.DB, d dialects.Dialect, pub Publisher, cfg Config) (*Relay, err
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Relay{db: db, d: d, pub: pub, cfg: cfg}, nil
+	return &Relay{db: db, d: d, pub: pub, cfg: cfg, gate: &priority.Gate{}}, nil
 }
 
 // Owner returns the relay's name (Config.Owner or the generated default).
