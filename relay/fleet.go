@@ -14,6 +14,7 @@ import (
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/notify"
+	"github.com/jitoutbox/jitoutbox/relay/internal/priority"
 )
 
 // Source is one database a Fleet serves and the outbox tables in it: a
@@ -115,9 +116,31 @@ type Fleet struct {
 	mu     sync.Mutex
 	relays map[tableKey]*Relay
 	states map[tableKey]TableState
+	// gates: one priority gate per distinct publisher, shared by the
+	// relays of every table publishing through it (batch.go
+	// publishChunks), so that one tenant's drain does not delay another
+	// tenant's time-critical events on the broker they share.
+	gates map[pubKey]*priority.Gate
 }
 
 type tableKey struct{ source, table string }
+
+// pubKey tells publishers apart: a publisher of a comparable type is
+// itself; one of an uncomparable type (a PublisherFunc, say) cannot be
+// told from another and counts as its source's own.
+type pubKey struct {
+	pub    Publisher
+	source string
+}
+
+// publisherOf returns a source's publisher and its key.
+func (f *Fleet) publisherOf(s *Source) (Publisher, pubKey) {
+	p := cmp.Or(s.Publisher, f.cfg.Publisher)
+	if reflect.TypeOf(p).Comparable() {
+		return p, pubKey{pub: p}
+	}
+	return p, pubKey{source: s.Name}
+}
 
 // NewFleet checks cfg and returns a fleet. Errors match ErrInvalidConfig.
 func NewFleet(cfg FleetConfig) (*Fleet, error) {
@@ -162,7 +185,7 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 		// rebalance interval.
 		cfg.DiscoverInterval = cfg.Relay.RebalanceInterval * 5 / 6
 	}
-	f := &Fleet{cfg: cfg, relays: map[tableKey]*Relay{}, states: map[tableKey]TableState{}}
+	f := &Fleet{cfg: cfg, relays: map[tableKey]*Relay{}, states: map[tableKey]TableState{}, gates: map[pubKey]*priority.Gate{}}
 	for _, s := range cfg.Sources {
 		for _, t := range s.Tables {
 			if _, err := f.Relay(s.Name, t); err != nil {
@@ -195,10 +218,18 @@ func (f *Fleet) Relay(source, table string) (*Relay, error) {
 		return nil, fmt.Errorf("%w: Sources[%d] (%s): table %q: %w", ErrInvalidConfig, i, source, table, err)
 	}
 	cfg := f.cfg.Relay
+	// The table's relay logs which table it is about.
+	cfg.Logger = cfg.Logger.With("source", source, "table", table)
 	if f.cfg.Hooks != nil {
 		cfg.Hooks = f.cfg.Hooks(source, table)
 	}
-	r := &Relay{db: src.DB, d: d, pub: cmp.Or(src.Publisher, f.cfg.Publisher), cfg: cfg, fleet: newTableLink(source, table)}
+	pub, pk := f.publisherOf(src)
+	g := f.gates[pk]
+	if g == nil {
+		g = &priority.Gate{}
+		f.gates[pk] = g
+	}
+	r := &Relay{db: src.DB, d: d, pub: pub, cfg: cfg, fleet: newTableLink(source, table), gate: g}
 	f.relays[k] = r
 	return r, nil
 }
@@ -293,22 +324,15 @@ func (f *Fleet) Run(ctx context.Context) error {
 }
 
 // preflight runs each distinct publisher's Preflight once (the tables'
-// relays skip theirs).
-// A publisher of an uncomparable type (a PublisherFunc, say) cannot be
-// told from another: it is preflighted once per source.
+// relays skip theirs; see pubKey for what is distinct).
 func (f *Fleet) preflight(ctx context.Context, wg *sync.WaitGroup) {
-	seen := map[Publisher]bool{}
-	for _, s := range f.cfg.Sources {
-		p := cmp.Or(s.Publisher, f.cfg.Publisher)
-		if _, ok := p.(Preflighter); !ok {
+	seen := map[pubKey]bool{}
+	for i := range f.cfg.Sources {
+		p, k := f.publisherOf(&f.cfg.Sources[i])
+		if _, ok := p.(Preflighter); !ok || seen[k] {
 			continue
 		}
-		if reflect.TypeOf(p).Comparable() {
-			if seen[p] {
-				continue
-			}
-			seen[p] = true
-		}
+		seen[k] = true
 		r := &Relay{pub: p, cfg: f.cfg.Relay}
 		r.startPreflight(ctx, wg)
 	}

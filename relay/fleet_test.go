@@ -3,8 +3,10 @@ package relay
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -402,4 +404,38 @@ func TestFleetIsolation(t *testing.T) {
 		return ok && s.Serving && s.Err == nil
 	})
 	rec.check(t)
+}
+
+// TestFleetLogsNameTheTable: a line a table's relay logs says which source
+// and table it is about (a fleet's relays share one Logger).
+func TestFleetLogsNameTheTable(t *testing.T) {
+	db, _ := testdb.SQLite(t)
+	fe := fleetEnv{tgt: testdb.Targets()[0], db: db, mk: testdb.TableDialect("sqlite")}
+	e := fe.table(t, "outbox_logs")
+	fe.table(t, "outbox_quiet")
+	var buf syncBuffer
+	pub := newRecorder(func(Message) error { return Permanent(errors.New("refused")) })
+	cfg := fleetConfig(fe, "f1", pub, []string{"outbox_logs", "outbox_quiet"}, nil)
+	cfg.Relay.Logger = slog.New(slog.NewJSONHandler(&buf, nil))
+	f, err := NewFleet(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startFleet(t, f)
+	e.insert(t, e.events("a1", 0, 1))
+	waitFor(t, 30*time.Second, "the dead-letter log line", func() bool {
+		return strings.Contains(buf.String(), "event dead-lettered")
+	})
+	for line := range strings.SplitSeq(buf.String(), "\n") {
+		if !strings.Contains(line, "event dead-lettered") {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["source"] != "main" || rec["table"] != "outbox_logs" {
+			t.Fatalf("log line names source %v, table %v; want main, outbox_logs: %s", rec["source"], rec["table"], line)
+		}
+	}
 }
