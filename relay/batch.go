@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -50,44 +49,6 @@ func splitWaves(recs []dialects.Record) [][]*dialects.Record {
 		waves[w] = append(waves[w], &recs[i])
 	}
 	return waves
-}
-
-// publishChunks publishes one wave. A time-critical (fast) wave goes
-// whole, after telling the gate; a bulk wave goes in the chunks the gate
-// allows (relay/internal/priority), one after the other, each measured.
-// After a chunk the broker refused whole as unavailable, or once ctx
-// ends, the rest of the wave is not sent and gets the same error, so that
-// the wave reads as the outage (or the stop) it is.
-func (rn *run) publishChunks(ctx context.Context, msgs []Message, errs []error, fast bool) {
-	g := rn.r.gate
-	if fast {
-		g.Critical(time.Now())
-		rn.r.pub.Publish(ctx, msgs, errs)
-		return
-	}
-	for off := 0; off < len(msgs); {
-		start := time.Now()
-		n := g.Chunk(start, len(msgs)-off)
-		chunk, cerrs := msgs[off:off+n], errs[off:off+n]
-		rn.r.pub.Publish(ctx, chunk, cerrs)
-		g.Observe(n, time.Since(start))
-		off += n
-		if off == len(msgs) {
-			return
-		}
-		var stop error
-		if err := ctx.Err(); err != nil {
-			stop = err
-		} else if !slices.ContainsFunc(cerrs, func(err error) bool { return !IsUnavailable(err) }) {
-			stop = cerrs[0]
-		}
-		if stop != nil {
-			for i := off; i < len(errs); i++ {
-				errs[i] = stop
-			}
-			return
-		}
-	}
 }
 
 func toMessage(rec *dialects.Record) Message {
@@ -188,9 +149,10 @@ func (rn *run) batchEnd(hctx context.Context, start time.Time, size int, out *ba
 
 // publishWaves publishes records wave by wave (see publishBatch) and
 // returns what to write, and the aggregates held behind a failure. A
-// hand-over (fast) batch is time-critical: it tells the relay's priority
-// gate, and the other lanes sharing the publisher put smaller chunks of
-// their waves in flight while such publishes are recent (publishChunks).
+// hand-over (fast) batch is time-critical: the broker stage publishes its
+// waves whole and the other lanes sharing the publisher put smaller chunks
+// of theirs in flight while such publishes are recent
+// (relay/internal/broker, relay/internal/priority).
 func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, fast bool, res *cycleResult) (*batchOutcome, map[string]bool) {
 	r := rn.r
 	out := &batchOutcome{}
@@ -228,34 +190,17 @@ func (rn *run) publishWaves(ctx, hctx context.Context, recs []dialects.Record, f
 		// A stop waits for it, bounded by PublishTimeout.
 		errs := make([]error, len(msgs))
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(hctx), r.cfg.PublishTimeout)
-		rn.publishChunks(pctx, msgs, errs, fast)
+		ans := rn.broker.Wave(ctx, pctx, msgs, errs, fast)
 		cancel()
-		ackAt := r.cfg.Clock()
+		ackAt, stopping := ans.AckAt, ans.Stopping
 		dueAt := rn.clock.now() // retry times are the database's (schedule.go)
-		stopping := ctx.Err() != nil
-
-		ok := 0
-		for _, err := range errs {
-			if err == nil {
-				ok++
-			}
-		}
-		rn.mu.Lock()
-		if ok == 0 && !stopping && rn.isOutage(errs) {
-			rn.outageWave(ctx, errs[0]) // outage.go
-			rn.mu.Unlock()
+		if ans.Outage {
+			rn.backOff() // outage.go
 			out.outage = true
 			res.outage = true
 			out.skipped += len(live)
 			continue
 		}
-		if ok > 0 {
-			rn.lastAckAt = ackAt
-		}
-		if rn.inOutage && !stopping && answered(errs) {
-			rn.endOutage(ctx)
-		}
-		rn.mu.Unlock()
 		for i, rec := range live {
 			err := errs[i]
 			if err == nil {
@@ -407,13 +352,11 @@ func (rn *run) publishDead(ctx, hctx context.Context, out *batchOutcome) {
 		}
 		msgs, dErrs = append(msgs, out.deadMsgs[i]), append(dErrs, out.deadErrs[i])
 	}
-	rn.mu.Lock()
-	defer rn.mu.Unlock()
+	rn.broker.DeadLetter(ctx, lastErr)
 	if later == nil {
-		rn.deadLetterAvailable(ctx)
 		return
 	}
-	rn.deadLetterUnavailable(ctx, lastErr)
+	rn.backOff() // as in an outage
 	out.deadMsgs, out.deadErrs = msgs, dErrs
 	fails := out.failures[:0]
 	for _, f := range out.failures {

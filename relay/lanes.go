@@ -61,9 +61,7 @@ func (rn *run) fastLoop(ctx context.Context) {
 // called once they are taken (in flight for the read lane), before they
 // are published. It reports whether any was published.
 func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake func()) bool {
-	rn.mu.Lock()
-	outage := rn.inOutage
-	rn.mu.Unlock()
+	outage := rn.broker.InOutage()
 	batch, dropped := []dialects.Record(nil), true
 	if !outage {
 		batch, dropped = rn.seq.TakeHandOver(recs, rn.r.hand.owns)
@@ -112,8 +110,9 @@ func (rn *run) criticalRead(ctx context.Context) {
 	}
 	defer wake()
 	rn.mu.Lock()
-	trouble := rn.trouble > 0 || rn.inOutage
+	trouble := rn.trouble > 0
 	rn.mu.Unlock()
+	trouble = trouble || rn.broker.InOutage()
 	if trouble || ctx.Err() != nil {
 		return
 	}

@@ -241,10 +241,10 @@ func TestDeadLetterPublisherUnavailable(t *testing.T) {
 // broker doubles from 100ms and stops at 1s (or PollInterval, if smaller),
 // not at PollInterval.
 func TestOutageProbeInterval(t *testing.T) {
-	rn := &run{r: &Relay{cfg: Config{PollInterval: 30 * time.Second, Logger: quietLogger(), Clock: time.Now}}}
+	rn := &run{r: &Relay{cfg: Config{PollInterval: 30 * time.Second}}}
 	var got []time.Duration
 	for range 6 {
-		rn.outageWave(context.Background(), ErrUnavailable)
+		rn.backOff()
 		got = append(got, rn.trouble)
 	}
 	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, time.Second, time.Second}
@@ -253,48 +253,12 @@ func TestOutageProbeInterval(t *testing.T) {
 			t.Fatalf("probe back-offs %v, want %v", got, want)
 		}
 	}
-	if rn.outageProbes != 6 {
-		t.Errorf("%d probes counted, want 6", rn.outageProbes)
-	}
-	rn = &run{r: &Relay{cfg: Config{PollInterval: 300 * time.Millisecond, Logger: quietLogger(), Clock: time.Now}}}
+	rn = &run{r: &Relay{cfg: Config{PollInterval: 300 * time.Millisecond}}}
 	for range 5 {
-		rn.outageWave(context.Background(), ErrUnavailable)
+		rn.backOff()
 	}
 	if rn.trouble != 300*time.Millisecond {
 		t.Errorf("back-off %v with PollInterval 300ms, want 300ms", rn.trouble)
-	}
-}
-
-// TestIsOutage pins which waves whose every message failed are outages.
-func TestIsOutage(t *testing.T) {
-	un := Unavailable(errors.New("not connected"))
-	timeout := context.DeadlineExceeded
-	plain := errors.New("rejected")
-	cases := []struct {
-		name   string
-		errs   []error
-		acked  bool // the broker acknowledged something just now
-		outage bool
-	}{
-		{"lone unavailable", []error{un}, true, true},
-		{"unavailable wave", []error{un, un}, true, true},
-		{"unavailable and plain", []error{un, plain}, false, false},
-		{"unavailable and permanent", []error{un, Permanent(plain)}, false, false},
-		{"lone plain", []error{plain}, false, false},
-		{"plain wave", []error{plain, plain}, false, false},
-		{"lone unclassified timeout, no ack lately", []error{timeout}, false, true},
-		{"lone unclassified timeout while the broker acks", []error{timeout}, true, false},
-		{"unclassified timeouts", []error{timeout, timeout}, true, true},
-		{"permanent and unavailable at once", []error{Permanent(un)}, false, false},
-	}
-	for _, c := range cases {
-		rn := &run{r: &Relay{cfg: Config{PublishTimeout: time.Second, Clock: time.Now}}}
-		if c.acked {
-			rn.lastAckAt = time.Now()
-		}
-		if got := rn.isOutage(c.errs); got != c.outage {
-			t.Errorf("%s: isOutage %v, want %v", c.name, got, c.outage)
-		}
 	}
 }
 

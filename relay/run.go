@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/relay/internal/broker"
 	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
 	"github.com/jitoutbox/jitoutbox/relay/internal/reader"
 	"github.com/jitoutbox/jitoutbox/relay/internal/retries"
@@ -63,18 +64,14 @@ type run struct {
 	// has queued or in flight, the seqs published recently.
 	seq *sequencer.Sequencer
 
-	// Shared by the read lane (the publish loop) and the hand-over lane.
-	mu        sync.Mutex
-	token     string        // the session's fencing token
-	trouble   time.Duration // current outage/db-error back-off, 0 when healthy
-	inOutage  bool
-	lastAckAt time.Time // when the broker last acknowledged a message
+	// broker is the publisher stage: it publishes the lanes' waves and
+	// keeps the broker's state (outage, last acknowledgement).
+	broker *broker.Stage[Message]
 
-	// outageSince and outageProbes describe the broker outage in progress
-	// (outage.go); dlUnavailable: the dead-letter publisher was unavailable.
-	outageSince   time.Time
-	outageProbes  int
-	dlUnavailable bool
+	// Shared by the read lane (the publish loop) and the hand-over lane.
+	mu      sync.Mutex
+	token   string        // the session's fencing token
+	trouble time.Duration // current outage/db-error back-off, 0 when healthy
 }
 
 func newRun(r *Relay, parts int) *run {
@@ -87,6 +84,9 @@ func newRun(r *Relay, parts int) *run {
 	rn.clock.clock = r.cfg.Clock
 	rn.fastRetries = retries.NewBox()
 	rn.marks = marker.New(rn, marker.Linger)
+	rn.broker = broker.New(broker.Config[Message]{Publish: r.pub.Publish, Gate: r.gate, Clock: r.cfg.Clock,
+		PublishTimeout: r.cfg.PublishTimeout, Logger: r.cfg.Logger, Owner: r.cfg.Owner,
+		Unavailable: IsUnavailable, Permanent: IsPermanent})
 	rn.reader = reader.New(reader.Config{
 		Read: func(ctx context.Context, req dialects.ReadRequest) (dialects.ReadResult, error) {
 			return r.d.Read(ctx, r.db, req)
@@ -405,8 +405,9 @@ func (rn *run) afterCycle(ctx context.Context, res *cycleResult) {
 		cfg.Logger.InfoContext(ctx, "jitoutbox relay: database recovered", "owner", cfg.Owner)
 	}
 	res.trouble = res.outage || res.dbErr != nil
+	inOutage := rn.broker.InOutage()
 	rn.mu.Lock()
-	if !res.trouble && (res.published > 0 || !rn.inOutage) {
+	if !res.trouble && (res.published > 0 || !inOutage) {
 		rn.trouble = 0
 	}
 	rn.mu.Unlock()
