@@ -234,6 +234,93 @@ func TestFleetServesManyTables(t *testing.T) {
 	}
 }
 
+// slowCloseDialect is a table whose sessions take delay to close: a fleet
+// whose tables stop slowly (a batch to finish, a loaded database).
+type slowCloseDialect struct {
+	dialects.Dialect
+	delay time.Duration
+}
+
+func (d slowCloseDialect) OpenSessionOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (dialects.Session, error) {
+	s, err := d.Dialect.OpenSessionOn(ctx, l, relay, lease)
+	if err != nil {
+		return nil, err
+	}
+	return slowCloseSession{Session: s, delay: d.delay}, nil
+}
+
+type slowCloseSession struct {
+	dialects.Session
+	delay time.Duration
+}
+
+func (s slowCloseSession) Close() error {
+	time.Sleep(s.delay)
+	return s.Session.Close()
+}
+
+// TestFleetStopsAnchorLast checks that a fleet that stops closes its
+// anchor table's session after every other table's, however slowly those
+// close: the other fleet hears of the departure through the anchor only,
+// and takes then the partitions of every table, which must all be free by
+// then. An anchor closed first would leave them to the other fleet's next
+// unprompted rebalance (fleetRebalanceEvery).
+func TestFleetStopsAnchorLast(t *testing.T) {
+	for _, tgt := range testdb.Targets() {
+		if tgt.Dialect == "sqlite" {
+			continue // leases: every relay rebalances on its own
+		}
+		t.Run(tgt.Name, func(t *testing.T) {
+			db, _ := tgt.Open(t)
+			fe := fleetEnv{tgt: tgt, db: db, mk: testdb.TableDialect(tgt.Dialect)}
+			tables := []string{"laststop_a", "laststop_b", "laststop_c"}
+			var envs []env
+			for _, n := range tables {
+				envs = append(envs, fe.table(t, n))
+			}
+			rec := newRecorder(nil)
+			f1, err := NewFleet(fleetConfig(fe, "fleet-1", rec, tables, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg2 := fleetConfig(fe, "fleet-2", rec, tables, nil)
+			cfg2.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
+				d, err := fe.mk(table)
+				if err != nil || table == tables[0] { // the anchor closes at once
+					return d, err
+				}
+				return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}, nil
+			}
+			f2, err := NewFleet(cfg2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			startFleet(t, f1)
+			stop2 := startFleet(t, f2)
+			waitFor(t, 10*time.Second, "partitions split between the fleets", func() bool {
+				for _, e := range envs {
+					o := ownersOf(t, e)
+					if o["fleet-1"] == 0 || o["fleet-2"] == 0 || o["fleet-1"]+o["fleet-2"] != e.parts {
+						return false
+					}
+				}
+				return true
+			})
+			stop2()
+			// No event was published: no timer of fleet-1's tables is due
+			// for hours, only the anchor's signal moves them.
+			waitFor(t, 10*time.Second, "the remaining fleet owns every partition", func() bool {
+				for _, e := range envs {
+					if ownersOf(t, e)["fleet-1"] != e.parts {
+						return false
+					}
+				}
+				return true
+			})
+		})
+	}
+}
+
 // TestFleetOneLockConnection checks that a fleet's connections grow with
 // databases, not tables: twelve tables of one database are served with
 // one connection held for their locks and one watching; the pool's other
