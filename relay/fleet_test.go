@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +141,33 @@ func ownersOf(t *testing.T, e env) map[string]int {
 	return out
 }
 
+// ownsAll returns a condition for waitFor: the relay named owner owns
+// every partition of every table.
+func ownsAll(t *testing.T, envs []env, owner string) func() bool {
+	return func() bool {
+		for _, e := range envs {
+			if ownersOf(t, e)[owner] != e.parts {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// splitBetween returns a condition for waitFor: every partition of every
+// table is owned, some by the relay named a and the others by b.
+func splitBetween(t *testing.T, envs []env, a, b string) func() bool {
+	return func() bool {
+		for _, e := range envs {
+			o := ownersOf(t, e)
+			if o[a] == 0 || o[b] == 0 || o[a]+o[b] != e.parts {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 func serving(f *Fleet, table string) (TableState, bool) {
 	for _, s := range f.Tables() {
 		if s.Table == table || strings.HasSuffix(s.Table, "."+table) {
@@ -184,15 +213,7 @@ func TestFleetServesManyTables(t *testing.T) {
 				}
 			}
 			waitFor(t, 30*time.Second, "every event published", func() bool { return rec.published() == want })
-			waitFor(t, 10*time.Second, "partitions split between the fleets", func() bool {
-				for _, e := range envs {
-					o := ownersOf(t, e)
-					if o["fleet-1"] == 0 || o["fleet-2"] == 0 || o["fleet-1"]+o["fleet-2"] != e.parts {
-						return false
-					}
-				}
-				return true
-			})
+			waitFor(t, 10*time.Second, "partitions split between the fleets", splitBetween(t, slices.Collect(maps.Values(envs)), "fleet-1", "fleet-2"))
 
 			// A new tenant's table is found and flows.
 			e := fe.table(t, "tenant_e")
@@ -211,14 +232,7 @@ func TestFleetServesManyTables(t *testing.T) {
 			stop2()
 			delete(envs, "tenant_d")
 			envs["tenant_e"] = e
-			waitFor(t, 30*time.Second, "the remaining fleet owns every partition", func() bool {
-				for _, e := range envs {
-					if ownersOf(t, e)["fleet-1"] != e.parts {
-						return false
-					}
-				}
-				return true
-			})
+			waitFor(t, 30*time.Second, "the remaining fleet owns every partition", ownsAll(t, slices.Collect(maps.Values(envs)), "fleet-1"))
 			for n, e := range envs {
 				e.insert(t, e.events(n+"-0", 10, 5))
 				want += 5
@@ -297,26 +311,12 @@ func TestFleetStopsAnchorLast(t *testing.T) {
 			}
 			startFleet(t, f1)
 			stop2 := startFleet(t, f2)
-			waitFor(t, 10*time.Second, "partitions split between the fleets", func() bool {
-				for _, e := range envs {
-					o := ownersOf(t, e)
-					if o["fleet-1"] == 0 || o["fleet-2"] == 0 || o["fleet-1"]+o["fleet-2"] != e.parts {
-						return false
-					}
-				}
-				return true
-			})
+			waitFor(t, 10*time.Second, "partitions split between the fleets", splitBetween(t, envs, "fleet-1", "fleet-2"))
 			stop2()
-			// No event was published: no timer of fleet-1's tables is due
-			// for hours, only the anchor's signal moves them.
-			waitFor(t, 10*time.Second, "the remaining fleet owns every partition", func() bool {
-				for _, e := range envs {
-					if ownersOf(t, e)["fleet-1"] != e.parts {
-						return false
-					}
-				}
-				return true
-			})
+			// No event was published, so no busy check is due: before
+			// fleetRebalanceEvery, only the anchor's signal moves fleet-1's
+			// tables.
+			waitFor(t, 10*time.Second, "the remaining fleet owns every partition", ownsAll(t, envs, "fleet-1"))
 		})
 	}
 }
@@ -350,14 +350,7 @@ func TestFleetOneLockConnection(t *testing.T) {
 				e.insert(t, e.events(fmt.Sprintf("agg-%d", i), 0, 3))
 			}
 			waitFor(t, 30*time.Second, "every event published", func() bool { return rec.published() == 3*len(envs) })
-			waitFor(t, 10*time.Second, "every partition owned", func() bool {
-				for _, e := range envs {
-					if ownersOf(t, e)["fleet-conn"] != e.parts {
-						return false
-					}
-				}
-				return true
-			})
+			waitFor(t, 10*time.Second, "every partition owned", ownsAll(t, envs, "fleet-conn"))
 			// Held for good: the lock connection and the anchor's watch.
 			// The poll and the relays' reads and marks (some still in
 			// flight after their events are published) take a pool
