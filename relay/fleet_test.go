@@ -154,20 +154,6 @@ func ownsAll(t *testing.T, envs []env, owner string) func() bool {
 	}
 }
 
-// splitBetween returns a condition for waitFor: every partition of every
-// table is owned, some by the relay named a and the others by b.
-func splitBetween(t *testing.T, envs []env, a, b string) func() bool {
-	return func() bool {
-		for _, e := range envs {
-			o := ownersOf(t, e)
-			if o[a] == 0 || o[b] == 0 || o[a]+o[b] != e.parts {
-				return false
-			}
-		}
-		return true
-	}
-}
-
 func serving(f *Fleet, table string) (TableState, bool) {
 	for _, s := range f.Tables() {
 		if s.Table == table || strings.HasSuffix(s.Table, "."+table) {
@@ -213,7 +199,15 @@ func TestFleetServesManyTables(t *testing.T) {
 				}
 			}
 			waitFor(t, 30*time.Second, "every event published", func() bool { return rec.published() == want })
-			waitFor(t, 10*time.Second, "partitions split between the fleets", splitBetween(t, slices.Collect(maps.Values(envs)), "fleet-1", "fleet-2"))
+			waitFor(t, 10*time.Second, "partitions split between the fleets", func() bool {
+				for _, e := range envs {
+					o := ownersOf(t, e)
+					if o["fleet-1"] == 0 || o["fleet-2"] == 0 || o["fleet-1"]+o["fleet-2"] != e.parts {
+						return false
+					}
+				}
+				return true
+			})
 
 			// A new tenant's table is found and flows.
 			e := fe.table(t, "tenant_e")
@@ -309,9 +303,24 @@ func TestFleetStopsAnchorLast(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			startFleet(t, f1)
+			// fleet-2 owns every partition, then fleet-1 joins: fleet-2
+			// keeps at least half of each table, whatever has moved when
+			// it stops.
 			stop2 := startFleet(t, f2)
-			waitFor(t, 10*time.Second, "partitions split between the fleets", splitBetween(t, envs, "fleet-1", "fleet-2"))
+			waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
+			startFleet(t, f1)
+			waitFor(t, 10*time.Second, "fleet-1 serves every table", func() bool {
+				for _, e := range envs {
+					o, err := e.d.Ownership(context.Background(), e.db, time.Now())
+					if err != nil {
+						t.Fatalf("ownership: %v", err)
+					}
+					if !slices.ContainsFunc(o.Relays, func(r dialects.RelaySession) bool { return r.Name == "fleet-1" }) {
+						return false
+					}
+				}
+				return true
+			})
 			stop2()
 			// No event was published, so no busy check is due: before
 			// fleetRebalanceEvery, only the anchor's signal moves fleet-1's
