@@ -570,7 +570,10 @@ func (fd *fleetDB) start(ctx context.Context, t string, ended chan<- string) {
 	}
 	r.fleet.db = fd
 	r.fleet.anchor.Store(false)
-	tctx, cancel := context.WithCancel(ctx)
+	// Only fd stops the run (its cancel): the end of ctx would stop every
+	// table at once, the anchor with the others, and stopAll must stop the
+	// anchor last.
+	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ft := &fleetTable{r: r, cancel: cancel, done: make(chan error, 1)}
 	fd.tables[t] = ft
 	// A table that failed before (an old schema, say) is tried again at

@@ -12,8 +12,9 @@ import (
 // serve several databases and must never close another's statements. The
 // zero value is ready; safe for concurrent use.
 type StmtCache struct {
-	mu  sync.RWMutex
-	dbs map[*sql.DB]map[string]*sql.Stmt
+	mu      sync.RWMutex
+	dbs     map[*sql.DB]map[string]*sql.Stmt
+	closing sync.WaitGroup // closeLater's goroutines
 }
 
 // Stmt returns the statement for query prepared on db, preparing it on first
@@ -32,7 +33,7 @@ func (c *StmtCache) Stmt(ctx context.Context, db *sql.DB, query string) (*sql.St
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if have, ok := c.dbs[db][query]; ok { // prepared by a concurrent call first
-		s.Close() // never handed out; its error is irrelevant
+		c.closeLater(s) // never handed out
 		return have, nil
 	}
 	if c.dbs == nil {
@@ -53,7 +54,18 @@ func (c *StmtCache) Forget(db *sql.DB, query string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s, ok := c.dbs[db][query]; ok {
-		s.Close()
+		c.closeLater(s)
 		delete(c.dbs[db], query)
 	}
+}
+
+// closeLater closes s on a goroutine of its own. Closing a statement waits
+// until every connection it was prepared on is between statements, and a
+// pool connection taken since by a session's WaitChange runs one statement
+// until a relay joins or leaves: a caller waiting for it (a fleet's poll,
+// a relay's mark) would stop with it. The goroutine ends once that
+// statement does, at the latest when its session closes. Its error is
+// irrelevant: the statement is no longer handed out.
+func (c *StmtCache) closeLater(s *sql.Stmt) {
+	c.closing.Go(func() { _ = s.Close() })
 }

@@ -3,6 +3,7 @@ package sqlkit
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/DATA-DOG/go-sqlmock"
 )
@@ -60,7 +61,66 @@ func TestStmtCachePreparesOncePerDB(t *testing.T) {
 	if err := m1.ExpectationsWereMet(); err != nil {
 		t.Error(err)
 	}
+	c.closing.Wait() // Forget closes on a goroutine of its own
 	if err := m2.ExpectationsWereMet(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStmtCacheForgetsBesideABusyConnection: Forget returns at once while a
+// connection the statement was prepared on runs a long statement (taken
+// from the pool by a session's WaitChange, say): closing the statement
+// waits for that connection, and must not make the caller (a fleet's poll,
+// a relay's mark) wait with it.
+func TestStmtCacheForgetsBesideABusyConnection(t *testing.T) {
+	ctx := context.Background()
+	const q = "SELECT claim($1)"
+	db, m, err := sqlmock.New(sqlmock.QueryMatcherOption(sqlmock.QueryMatcherEqual))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // the statement is prepared on the connection that then waits
+	m.MatchExpectationsInOrder(false)
+	m.ExpectPrepare(q).WillBeClosed()
+	m.ExpectQuery("SELECT wait()").WillDelayFor(time.Minute).WillReturnRows(sqlmock.NewRows([]string{"n"}).AddRow(1))
+
+	var c StmtCache
+	if _, err := c.Stmt(ctx, db, q); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	waited := make(chan struct{})
+	go func() {
+		defer close(waited)
+		var n int
+		_ = conn.QueryRowContext(wctx, "SELECT wait()").Scan(&n)
+	}()
+	defer func() {
+		cancel()
+		<-waited
+		conn.Close()
+		c.closing.Wait()
+		if err := m.ExpectationsWereMet(); err != nil {
+			t.Error(err)
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // the wait holds the connection
+
+	forgot := make(chan struct{})
+	go func() {
+		defer close(forgot)
+		c.Forget(db, q)
+	}()
+	select {
+	case <-forgot:
+	case <-time.After(10 * time.Second):
+		t.Error("Forget waited for the busy connection")
+		cancel()
+		<-forgot
 	}
 }
