@@ -117,9 +117,9 @@ type Fleet struct {
 	relays map[tableKey]*Relay
 	states map[tableKey]TableState
 	// gates: one priority gate per distinct publisher, shared by the
-	// relays of every table publishing through it (batch.go
-	// publishChunks), so that one tenant's drain does not delay another
-	// tenant's time-critical events on the broker they share.
+	// broker stages of every table publishing through it
+	// (relay/internal/broker), so that one tenant's drain does not delay
+	// another tenant's time-critical events on the broker they share.
 	gates map[pubKey]*priority.Gate
 }
 

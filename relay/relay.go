@@ -37,7 +37,8 @@ type Relay struct {
 	// relay made by New.
 	fleet *tableLink
 	// gate is shared by every lane publishing through pub: the relay's
-	// own, or its fleet's for that publisher (batch.go publishChunks).
+	// own, or its fleet's for that publisher; each run's broker stage
+	// (relay/internal/broker) chunks its bulk waves by it.
 	gate *priority.Gate
 }
 
