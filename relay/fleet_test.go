@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,6 +329,113 @@ func TestFleetStopsAnchorLast(t *testing.T) {
 			// fleetRebalanceEvery, only the anchor's signal moves fleet-1's
 			// tables.
 			waitFor(t, 10*time.Second, "the remaining fleet owns every partition", ownsAll(t, envs, "fleet-1"))
+		})
+	}
+}
+
+// lossyDialect is a table whose sessions open after delay and whose
+// first drops Nudges (counted over every table of the fleet) reach
+// nobody: another relay's anchor between two waits.
+type lossyDialect struct {
+	dialects.Dialect
+	delay time.Duration
+	drops *atomic.Int32
+}
+
+func (d lossyDialect) OpenSessionOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (dialects.Session, error) {
+	select {
+	case <-time.After(d.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s, err := d.Dialect.OpenSessionOn(ctx, l, relay, lease)
+	if err != nil {
+		return nil, err
+	}
+	return lossySession{Session: s, drops: d.drops}, nil
+}
+
+type lossySession struct {
+	dialects.Session
+	drops *atomic.Int32
+}
+
+func (s lossySession) Nudge(ctx context.Context) error {
+	if s.drops.Add(-1) >= 0 {
+		return nil
+	}
+	return s.Session.Nudge(ctx)
+}
+
+// TestFleetShareAskedAgain checks that a fleet table short of its share
+// asks until it gets it: fleet-1 joins fleet-2, which owns every
+// partition, but its tables other than the anchor open their sessions
+// after fleet-2 has seen the join, and the first nudges asking fleet-2 to
+// look again are lost. Asked once, the tables would stay unsplit until
+// fleet-2's next unprompted rebalance (fleetRebalanceEvery).
+func TestFleetShareAskedAgain(t *testing.T) {
+	for _, tgt := range testdb.Targets() {
+		if tgt.Dialect == "sqlite" {
+			continue // leases: every relay rebalances on its own
+		}
+		t.Run(tgt.Name, func(t *testing.T) {
+			db, _ := tgt.Open(t)
+			fe := fleetEnv{tgt: tgt, db: db, mk: testdb.TableDialect(tgt.Dialect)}
+			tables := []string{"ask_a", "ask_b", "ask_c"}
+			var envs []env
+			for _, n := range tables {
+				envs = append(envs, fe.table(t, n))
+			}
+			rec := newRecorder(nil)
+			f2, err := NewFleet(fleetConfig(fe, "fleet-2", rec, tables, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var drops atomic.Int32
+			drops.Store(3)
+			cfg1 := fleetConfig(fe, "fleet-1", rec, tables, nil)
+			cfg1.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
+				d, err := fe.mk(table)
+				if err != nil {
+					return nil, err
+				}
+				delay := time.Second
+				if table == tables[0] { // the anchor joins first
+					delay = 0
+				}
+				return lossyDialect{Dialect: d, delay: delay, drops: &drops}, nil
+			}
+			f1, err := NewFleet(cfg1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			startFleet(t, f2)
+			waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
+			startFleet(t, f1)
+			split := func() (bool, []string) {
+				var seen []string
+				ok := true
+				for _, e := range envs {
+					o := ownersOf(t, e)
+					seen = append(seen, fmt.Sprintf("%s %v", e.d.Table(), o))
+					if o["fleet-1"] == 0 || o["fleet-2"] == 0 || o["fleet-1"]+o["fleet-2"] != e.parts {
+						ok = false
+					}
+				}
+				return ok, seen
+			}
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				ok, seen := split()
+				if ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("after 10 s the partitions are not split between the fleets: %v", seen)
+				}
+			}
+			if n := drops.Load(); n >= 0 {
+				t.Errorf("%d of 3 nudges still to drop: the test did not lose the first requests", n+1)
+			}
 		})
 	}
 }

@@ -36,6 +36,13 @@ const (
 	giftFirst  = 25 * time.Millisecond
 )
 
+// askFirst and askMax space a fleet table's requests for its share
+// (askShare): the first again after askFirst, doubling up to askMax.
+const (
+	askFirst = 25 * time.Millisecond
+	askMax   = 5 * time.Second
+)
+
 // ownUpdate tells the publish loop which partitions to publish. done is
 // closed once it applies, which is after the batch in flight: a relay
 // releases a partition only when nothing of it is in flight.
@@ -74,7 +81,8 @@ type owner struct {
 	gifts     int           // nudges left while they wait
 	giftGap   time.Duration // the next look while they wait is after this
 	warned    bool          // the no-cross-process-wake warning was logged
-	askedGift bool          // fleet: this table asked the other relays for its share (rebalance)
+	asks      int           // fleet: times this table asked for its share since it became short (askShare)
+	askAt     time.Time     // fleet: when it may ask again
 	seen      []string      // fleet anchor: the relays of the last view (tellFleet)
 	retry     time.Duration
 	watchSig  chan struct{}  // a watched relay left
@@ -179,6 +187,9 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 		next = min(next, o.giftGap)
 		o.giftGap *= 2
 	}
+	if o.asks > 0 { // short of its share: look, and ask, again
+		next = min(next, max(time.Until(o.askAt), 0))
+	}
 	if o.hungry > 0 {
 		next = min(next, o.hungryGap)
 		o.hungryGap = min(2*o.hungryGap, hungryInterval)
@@ -270,15 +281,8 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		o.owned = append(o.owned, taken...)
 		slices.Sort(o.owned)
 	}
-	if f := o.r.fleet; f != nil {
-		// Short of its share with nothing free: the others hold it but,
-		// watching only the anchor table, did not see this table's session
-		// open. Ask once; the fleet nudges them through the anchor.
-		short := len(o.owned) < target && len(taken) == len(free)
-		if short && !o.askedGift {
-			signal(f.db.nudge)
-		}
-		o.askedGift = short
+	if o.r.fleet != nil {
+		o.askShare(len(o.owned) < target && len(taken) == len(free))
 	}
 	switch {
 	case len(o.owned) < target && o.hungry > 0:
@@ -318,6 +322,27 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 	}
 	o.nudgeShort(sctx, len(release) > 0, len(free) > len(taken) && deficit > 0)
 	return nil
+}
+
+// askShare (a fleet table) asks the other relays for this table's share
+// while it is short of it with nothing free: they hold it but, watching
+// only the anchor table, did not see this table's session open. The fleet
+// nudges them through the anchor. A nudge reaches only a wait in
+// progress, and the other relay's anchor may be between two waits, so a
+// table still short asks again after askFirst, then twice as long each
+// time up to askMax (step looks again then).
+func (o *owner) askShare(short bool) {
+	if !short {
+		o.asks, o.askAt = 0, time.Time{}
+		return
+	}
+	now := time.Now()
+	if now.Before(o.askAt) {
+		return
+	}
+	signal(o.r.fleet.db.nudge)
+	o.askAt = now.Add(min(askFirst<<min(o.asks, 16), askMax))
+	o.asks++
 }
 
 // nudgeShort tells the other relays to look at ownership when this relay
