@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -26,10 +27,22 @@ import (
 // for it: only that aggregate waits). The critical read holds fastBatch
 // from before the read until its batch is published, so ownership (and
 // with it the seqs remembered) does not change in between.
+//
+// A row is due from the database's time of its insert, and the relay's
+// idea of that time (dbClock) is behind it by up to the round trip of its
+// measurement: a row committed just before a wake may not be due yet by
+// the relay's clock when the wake's critical read runs. A read that ran
+// sooner than that round trip after its wake is followed by another once
+// every row committed before the wake is due; without it such a row would
+// wait for the read lane, which may be deep in a backlog.
 
 // fastLoop is the hand-over lane: it publishes handed-over records as they
 // come, and runs critical reads when asked, until ctx ends.
 func (rn *run) fastLoop(ctx context.Context) {
+	// again runs the follow-up critical read of the last wake (see above).
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	defer again.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -50,7 +63,12 @@ func (rn *run) fastLoop(ctx context.Context) {
 			}
 			rn.endHandOver(nil) // rows taken but not published (already published, moved) were left by the read lane too
 		case <-rn.wakes.critical:
-			rn.criticalRead(ctx)
+			// A later wake's follow-up covers the earlier wakes' too.
+			if d := rn.criticalRead(ctx, rn.clock.clock()); d > 0 {
+				again.Reset(d)
+			}
+		case <-again.C:
+			rn.criticalRead(ctx, time.Time{})
 		}
 	}
 }
@@ -100,7 +118,12 @@ func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake fun
 // another. Database errors are left to the read lane, which backs off from
 // them; while it backs off (an outage, a database error) there is no
 // critical read.
-func (rn *run) criticalRead(ctx context.Context) {
+//
+// woke is when the wake that asked for the read arrived (relay clock); it
+// returns the delay after which a follow-up read is due (see above), or 0.
+// A follow-up (woke zero) has none, and wakes the read lane only for rows
+// it took: the wake's read woke it already.
+func (rn *run) criticalRead(ctx context.Context, woke time.Time) (again time.Duration) {
 	woken := false
 	wake := func() {
 		if !woken {
@@ -108,7 +131,11 @@ func (rn *run) criticalRead(ctx context.Context) {
 			signal(rn.wakes.urgent)
 		}
 	}
-	defer wake()
+	defer func() {
+		if !woke.IsZero() {
+			wake()
+		}
+	}()
 	rn.mu.Lock()
 	trouble := rn.trouble > 0
 	rn.mu.Unlock()
@@ -128,14 +155,25 @@ func (rn *run) criticalRead(ctx context.Context) {
 	// that a full read, which may have left free rows past its window,
 	// asks for another.
 	limit := min(rn.r.cfg.BatchSize, dialects.CriticalWindow)
+	readAt := rn.clock.clock()
 	recs, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.clock.now()})
-	if err != nil || len(recs) == 0 {
-		return
+	if err != nil {
+		return 0
+	}
+	if !woke.IsZero() {
+		slack := rn.clock.behind()
+		if wait := min(woke.Add(slack).Sub(readAt), slack); wait > 0 {
+			again = wait + retryMargin
+		}
+	}
+	if len(recs) == 0 {
+		return again
 	}
 	if rn.publishFast(ctx, recs, wake) && len(recs) == limit {
 		signal(rn.wakes.critical)
 	}
 	rn.endHandOver(nil)
+	return again
 }
 
 // endHandOver ends a hand-over batch (its outcome is written), and wakes
