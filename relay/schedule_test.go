@@ -121,7 +121,9 @@ func TestScheduledHoldsItsAggregate(t *testing.T) {
 				agg = "free"
 			}
 			d := orderEvent(agg, 0)
-			d.Delay = 400 * time.Millisecond
+			// Well past the other events' lazy wake (DefaultLazyDelay) and
+			// a loaded machine's delays: they are published first.
+			d.Delay = 1500 * time.Millisecond
 			d.Unordered = unordered
 			dID := addCommit(t, ob, d)[0]
 			later := addCommit(t, ob, orderEvent(agg, 1))[0]
