@@ -30,6 +30,7 @@ var (
 	capDBs     = flag.String("capacity.dbs", "postgres,mysql,sqlite", "comma-separated databases BenchmarkCapacity runs on")
 	capSteps   = flag.String("capacity.steps", "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0", "offered rates, as fractions of the baseline, tried in order until one fails")
 	capCPUAt   = flag.Float64("capacity.cpuat", 0.3, "fraction of the baseline at which BenchmarkCapacity also commits without a relay and drains those rows, to set the hand-over's CPU per event beside a drain's (0: skip)")
+	capBase    = flag.Float64("capacity.base", 0, "take this baseline (commits/s) instead of measuring it: builds compared at one offered rate, on a machine whose load varies")
 	capProfile = flag.String("capacity.cpuprofile", "", "write a CPU profile of BenchmarkCapacity's search steps only (not the baselines or the drain) to this file")
 )
 
@@ -82,7 +83,10 @@ func BenchmarkCapacity(b *testing.B) {
 			}
 			hand := handInsert(dbName, d.Table())
 			for i := 0; i < b.N; i++ {
-				before := capBaseline(b, db, d, hand, parts)
+				before := *capBase
+				if before <= 0 {
+					before = capBaseline(b, db, d, hand, parts)
+				}
 
 				url := testnats.URL(b)
 				js, err := jetstream.New(testnats.Connect(b, url), jetstream.WithPublishAsyncMaxPending(4096))
@@ -205,7 +209,10 @@ func BenchmarkCapacity(b *testing.B) {
 				if _, err := db.ExecContext(ctx, "DELETE FROM "+d.Table()); err != nil {
 					b.Fatal(err)
 				}
-				after := capBaseline(b, db, d, hand, parts)
+				after := *capBase
+				if after <= 0 {
+					after = capBaseline(b, db, d, hand, parts)
+				}
 				base := (before + after) / 2
 				b.ReportMetric(before, "base-before-commits/s")
 				b.ReportMetric(after, "base-after-commits/s")
