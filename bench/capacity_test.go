@@ -126,8 +126,8 @@ func BenchmarkCapacity(b *testing.B) {
 						b.Fatal(err)
 					}
 					ref = capStep(b, plain, nil, *capCPUAt*before)
-					b.Logf("%s: without a relay at %.0f/s (%.2f of baseline): reached %.0f/s; CPU µs per commit: machine %.0f, this process %.0f, servers: %s",
-						dbName, ref.offered, *capCPUAt, ref.reached, ref.machineUSPerCommit, ref.selfUSPerCommit, ref.servers)
+					b.Logf("%s: without a relay at %.0f/s (%.2f of baseline): reached %.0f/s; CPU µs per commit: machine %.0f, this process %.0f, servers: %s; context switches per commit %.1f",
+						dbName, ref.offered, *capCPUAt, ref.reached, ref.machineUSPerCommit, ref.selfUSPerCommit, ref.servers, ref.switchesPerCommit)
 					drainCPU.start()
 				}
 				rctx, cancel := context.WithCancel(ctx)
@@ -146,9 +146,9 @@ func BenchmarkCapacity(b *testing.B) {
 						}
 					}
 					drainCPU.stop(int(ref.committed))
-					b.Logf("%s: drain of %d events: CPU µs per event: machine %.0f, this process %.0f, servers: %s", dbName, ref.committed,
+					b.Logf("%s: drain of %d events: CPU µs per event: machine %.0f, this process %.0f, servers: %s; context switches per event %.1f", dbName, ref.committed,
 						float64(drainCPU.busy.Microseconds())/float64(drainCPU.events), float64(drainCPU.self.Microseconds())/float64(drainCPU.events),
-						drainCPU.split.perEvent(drainCPU.events))
+						drainCPU.split.perEvent(drainCPU.events), float64(drainCPU.switches)/float64(drainCPU.events))
 				}
 				// The consumer starts after the drain and takes only what
 				// the search publishes.
@@ -229,6 +229,7 @@ func BenchmarkCapacity(b *testing.B) {
 						b.ReportMetric(atCPU.selfUSPerCommit, "relay-self-cpu-µs/commit")
 						b.ReportMetric(hand, "handover-self-cpu-µs/event")
 						b.ReportMetric(hand/drainUS, "handover/drain-cpu")
+						b.ReportMetric(atCPU.switchesPerCommit-ref.switchesPerCommit, "handover-ctx-switches/event")
 					}
 				}
 				b.ReportMetric(0, "ns/op")
@@ -270,6 +271,7 @@ type capResult struct {
 	servers                  string // each server's CPU µs per commit
 	ok                       bool
 	committed                int64
+	switchesPerCommit        float64 // this process's context switches per commit
 }
 
 // setCPU fills r's CPU figures from the step's meter.
@@ -280,6 +282,7 @@ func (r *capResult) setCPU(cpu *cpuMeter) {
 		r.machineUSPerCommit, _ = cpu.perEvent()
 		r.servers = cpu.split.perEvent(cpu.events)
 	}
+	r.switchesPerCommit = float64(cpu.switches) / float64(max(cpu.events, 1))
 }
 
 // capHooks is latHooks for the tracker of the current step; it also
