@@ -29,6 +29,9 @@ var (
 	capWriters = flag.Int("capacity.writers", 8, "writers of BenchmarkCapacity (the baseline commits flat out with as many)")
 	capDBs     = flag.String("capacity.dbs", "postgres,mysql,sqlite", "comma-separated databases BenchmarkCapacity runs on")
 	capSteps   = flag.String("capacity.steps", "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0", "offered rates, as fractions of the baseline, tried in order until one fails")
+	capCPUAt   = flag.Float64("capacity.cpuat", 0.3, "fraction of the baseline at which BenchmarkCapacity also commits without a relay and drains those rows, to set the hand-over's CPU per event beside a drain's (0: skip)")
+	capBase    = flag.Float64("capacity.base", 0, "take this baseline (commits/s) instead of measuring it: builds compared at one offered rate, on a machine whose load varies")
+	capProfile = flag.String("capacity.cpuprofile", "", "write a CPU profile of BenchmarkCapacity's search steps only (not the baselines or the drain) to this file")
 )
 
 // capP99 is the time-critical p99 a rate must keep to count as sustained.
@@ -52,6 +55,15 @@ const capP99 = 10 * time.Millisecond
 // received) is <= 10 ms; the search stops at the first step that is not,
 // and then tries the midpoint below it once. Bounded: at most
 // len(steps)+1 windows of -capacity.window, plus the waits for delivery.
+//
+// With -capacity.cpuat (a fraction, 0.3 by default), before the relay runs
+// the writers also commit at that rate through txoutbox without a relay
+// (ref-self-cpu-µs/commit: this process's CPU per commit), and the relay
+// then drains those rows with no consumer attached
+// (drain-self-cpu-µs/event). When the search tries that fraction, the
+// hand-over's cost is the step's CPU per commit less the reference
+// (handover-self-cpu-µs/event: the relay and the consumer, one event per
+// commit), reported beside the drain's as handover/drain-cpu.
 func BenchmarkCapacity(b *testing.B) {
 	var steps []float64
 	for _, s := range strings.Split(*capSteps, ",") {
@@ -71,7 +83,10 @@ func BenchmarkCapacity(b *testing.B) {
 			}
 			hand := handInsert(dbName, d.Table())
 			for i := 0; i < b.N; i++ {
-				before := capBaseline(b, db, d, hand, parts)
+				before := *capBase
+				if before <= 0 {
+					before = capBaseline(b, db, d, hand, parts)
+				}
 
 				url := testnats.URL(b)
 				js, err := jetstream.New(testnats.Connect(b, url), jetstream.WithPublishAsyncMaxPending(4096))
@@ -88,7 +103,56 @@ func BenchmarkCapacity(b *testing.B) {
 					b.Fatal(err)
 				}
 				var cur atomic.Pointer[latTracker]
-				cons, err := subStream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+				var published atomic.Int64
+				pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
+				if err != nil {
+					b.Fatal(err)
+				}
+				rl, err := relay.New(db, d, pub, relay.Config{Retention: -1, Hooks: capHooks{&cur, &published}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ob, err := txoutbox.New(db, d, txoutbox.WithRelay(rl))
+				if err != nil {
+					b.Fatal(err)
+				}
+				// The reference: the same commits at -capacity.cpuat with no
+				// relay; the rows stay pending for the drain below.
+				var ref capResult
+				drainCPU := cpuMeter{servers: true}
+				if *capCPUAt > 0 {
+					plain, err := txoutbox.New(db, d)
+					if err != nil {
+						b.Fatal(err)
+					}
+					ref = capStep(b, plain, nil, *capCPUAt*before)
+					b.Logf("%s: without a relay at %.0f/s (%.2f of baseline): reached %.0f/s; CPU µs per commit: machine %.0f, this process %.0f, servers: %s; context switches per commit %.1f",
+						dbName, ref.offered, *capCPUAt, ref.reached, ref.machineUSPerCommit, ref.selfUSPerCommit, ref.servers, ref.switchesPerCommit)
+					drainCPU.start()
+				}
+				rctx, cancel := context.WithCancel(ctx)
+				relayDone := make(chan error, 1)
+				go func() { relayDone <- rl.Run(rctx) }()
+				// The relay takes its partitions on its first rebalance.
+				for until := time.Now().Add(10 * time.Second); !rl.Owns(0); time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(until) {
+						b.Fatal("capacity: the relay owns no partition after 10s")
+					}
+				}
+				if *capCPUAt > 0 {
+					for until := time.Now().Add(2 * time.Minute); published.Load() < ref.committed; time.Sleep(time.Millisecond) {
+						if time.Now().After(until) {
+							b.Fatalf("capacity: drain: %d of %d published after 2 minutes", published.Load(), ref.committed)
+						}
+					}
+					drainCPU.stop(int(ref.committed))
+					b.Logf("%s: drain of %d events: CPU µs per event: machine %.0f, this process %.0f, servers: %s; context switches per event %.1f", dbName, ref.committed,
+						float64(drainCPU.busy.Microseconds())/float64(drainCPU.events), float64(drainCPU.self.Microseconds())/float64(drainCPU.events),
+						drainCPU.split.perEvent(drainCPU.events), float64(drainCPU.switches)/float64(drainCPU.events))
+				}
+				// The consumer starts after the drain and takes only what
+				// the search publishes.
+				cons, err := subStream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverNewPolicy})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -105,29 +169,9 @@ func BenchmarkCapacity(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				pub, err := natspub.NewJetStream(js, natspub.WithSubjectPrefix(prefix))
-				if err != nil {
-					b.Fatal(err)
-				}
-				rl, err := relay.New(db, d, pub, relay.Config{Retention: -1, Hooks: capHooks{&cur}})
-				if err != nil {
-					b.Fatal(err)
-				}
-				ob, err := txoutbox.New(db, d, txoutbox.WithRelay(rl))
-				if err != nil {
-					b.Fatal(err)
-				}
-				rctx, cancel := context.WithCancel(ctx)
-				relayDone := make(chan error, 1)
-				go func() { relayDone <- rl.Run(rctx) }()
-				// The relay takes its partitions on its first rebalance.
-				for until := time.Now().Add(10 * time.Second); !rl.Owns(0); time.Sleep(5 * time.Millisecond) {
-					if time.Now().After(until) {
-						b.Fatal("capacity: the relay owns no partition after 10s")
-					}
-				}
+				stopProfile := startProfile(b, *capProfile)
 
-				var best, first capResult
+				var best, first, atCPU capResult
 				try := func(f float64) bool {
 					tr := newLatTracker()
 					cur.Store(tr)
@@ -138,6 +182,9 @@ func BenchmarkCapacity(b *testing.B) {
 						r.read, r.measured, ms(r.readP99), ms(r.handedP99), r.fastBatches, perRow(r.fastRows, r.fastBatches), r.scanBatches, perRow(r.scanRows, r.scanBatches), r.cpuBusy, r.machineUSPerCommit, r.selfUSPerCommit, r.servers)
 					if r.ok && r.reached > best.reached {
 						best = r
+					}
+					if math.Abs(f-*capCPUAt) < 1e-9 {
+						atCPU = r
 					}
 					return r.ok
 				}
@@ -152,6 +199,7 @@ func BenchmarkCapacity(b *testing.B) {
 					}
 					break
 				}
+				stopProfile()
 				cancel()
 				if err := <-relayDone; err != nil {
 					b.Error(err)
@@ -161,7 +209,10 @@ func BenchmarkCapacity(b *testing.B) {
 				if _, err := db.ExecContext(ctx, "DELETE FROM "+d.Table()); err != nil {
 					b.Fatal(err)
 				}
-				after := capBaseline(b, db, d, hand, parts)
+				after := *capBase
+				if after <= 0 {
+					after = capBaseline(b, db, d, hand, parts)
+				}
 				base := (before + after) / 2
 				b.ReportMetric(before, "base-before-commits/s")
 				b.ReportMetric(after, "base-after-commits/s")
@@ -169,6 +220,18 @@ func BenchmarkCapacity(b *testing.B) {
 				b.ReportMetric(best.reached/base, "capacity/baseline")
 				b.ReportMetric(ms(best.p99), "p99-ms-at-capacity")
 				b.ReportMetric(first.offered, "first-unsustained-offered/s")
+				if ref.selfUSPerCommit > 0 && drainCPU.events > 0 {
+					drainUS := float64(drainCPU.self.Microseconds()) / float64(drainCPU.events)
+					b.ReportMetric(ref.selfUSPerCommit, "ref-self-cpu-µs/commit")
+					b.ReportMetric(drainUS, "drain-self-cpu-µs/event")
+					if atCPU.selfUSPerCommit > 0 {
+						hand := atCPU.selfUSPerCommit - ref.selfUSPerCommit
+						b.ReportMetric(atCPU.selfUSPerCommit, "relay-self-cpu-µs/commit")
+						b.ReportMetric(hand, "handover-self-cpu-µs/event")
+						b.ReportMetric(hand/drainUS, "handover/drain-cpu")
+						b.ReportMetric(atCPU.switchesPerCommit-ref.switchesPerCommit, "handover-ctx-switches/event")
+					}
+				}
 				b.ReportMetric(0, "ns/op")
 			}
 		})
@@ -207,10 +270,27 @@ type capResult struct {
 	machineUSPerCommit       float64
 	servers                  string // each server's CPU µs per commit
 	ok                       bool
+	committed                int64
+	switchesPerCommit        float64 // this process's context switches per commit
 }
 
-// capHooks is latHooks for the tracker of the current step.
-type capHooks struct{ cur *atomic.Pointer[latTracker] }
+// setCPU fills r's CPU figures from the step's meter.
+func (r *capResult) setCPU(cpu *cpuMeter) {
+	if cpu.ok && cpu.wall > 0 {
+		r.cpuBusy = cpu.busyFraction()
+		r.selfUSPerCommit = float64(cpu.self.Microseconds()) / float64(cpu.events)
+		r.machineUSPerCommit, _ = cpu.perEvent()
+		r.servers = cpu.split.perEvent(cpu.events)
+	}
+	r.switchesPerCommit = float64(cpu.switches) / float64(max(cpu.events, 1))
+}
+
+// capHooks is latHooks for the tracker of the current step; it also
+// counts every published event.
+type capHooks struct {
+	cur       *atomic.Pointer[latTracker]
+	published *atomic.Int64
+}
 
 func (h capHooks) BatchStart(ctx context.Context, info relay.BatchStartInfo) context.Context {
 	if t := h.cur.Load(); t != nil {
@@ -227,13 +307,15 @@ var (
 )
 
 func (h capHooks) Published(ctx context.Context, msg relay.Message, d time.Duration) {
+	h.published.Add(1)
 	if t := h.cur.Load(); t != nil {
 		latHooks{t}.Published(ctx, msg, d)
 	}
 }
 
 // capStep offers rate commits/s for -capacity.window and waits for every
-// time-critical event to reach the consumer.
+// time-critical event to reach the consumer. With tr nil it measures only
+// the commits (rate reached and CPU) and waits for nothing.
 func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) capResult {
 	ctx := context.Background()
 	var next atomic.Int64
@@ -276,7 +358,7 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 					return
 				}
 				var e *latEvent
-				if critical {
+				if critical && tr != nil {
 					e = tr.add(id)
 				}
 				if err := tx.Commit(); err != nil {
@@ -302,6 +384,11 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 		b.Fatalf("capacity: commit: %v", *p)
 	}
 	window := max(time.Duration(last.Load()), *capWindow)
+	if tr == nil {
+		r := capResult{offered: rate, reached: float64(committed) / window.Seconds(), committed: committed}
+		r.setCPU(&cpu)
+		return r
+	}
 	want := tr.committed()
 	for until := time.Now().Add(60 * time.Second); tr.n.Load() < want; time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(until) {
@@ -340,12 +427,7 @@ func capStep(b *testing.B, ob *txoutbox.Outbox, tr *latTracker, rate float64) ca
 		claimP99: q(claim, 0.99), pubP99: q(pubd, 0.99), delivP99: q(deliv, 0.99),
 		read: len(readLat), measured: len(lat), readP99: q(readLat, 0.99), handedP99: q(handedLat, 0.99),
 		fastRows: tr.fastRows.Load(), fastBatches: tr.fastBatches.Load(), scanRows: tr.scanRows.Load(), scanBatches: tr.scanBatches.Load()}
-	if cpu.ok && cpu.wall > 0 {
-		r.cpuBusy = cpu.busyFraction()
-		r.selfUSPerCommit = float64(cpu.self.Microseconds()) / float64(cpu.events)
-		r.machineUSPerCommit, _ = cpu.perEvent()
-		r.servers = cpu.split.perEvent(cpu.events)
-	}
+	r.setCPU(&cpu)
 	r.ok = r.reached >= 0.95*rate && r.p99 <= capP99
 	return r
 }

@@ -18,6 +18,11 @@ import (
 type cpuMeter struct {
 	wall, busy, self time.Duration
 	events           int
+	// switches counts this process's context switches over the windows
+	// (getrusage, all its threads): a thread that sleeps and is woken
+	// again, which CPU time per event says less steadily on a machine
+	// whose load varies.
+	switches int64
 	// servers, when set, also meters the database and broker servers of
 	// this machine (every process named as one: servers), each kind
 	// apart: what the machine spent besides them and this process is
@@ -27,6 +32,7 @@ type cpuMeter struct {
 
 	t0           time.Time
 	busy0, self0 time.Duration
+	switches0    int64
 	ok           bool
 }
 
@@ -38,6 +44,7 @@ func (m *cpuMeter) start() {
 	m.t0 = time.Now()
 	m.busy0, m.ok = machineBusy()
 	m.self0 = selfCPU()
+	m.switches0 = selfSwitches()
 	if m.servers {
 		if m.split == nil {
 			m.split = newServerSplit(serverNames...)
@@ -53,6 +60,7 @@ func (m *cpuMeter) stop(events int) {
 	m.wall += time.Since(m.t0)
 	m.busy += busy - m.busy0
 	m.self += selfCPU() - m.self0
+	m.switches += selfSwitches() - m.switches0
 	m.events += events
 	if m.servers {
 		m.split.stop()

@@ -10,6 +10,9 @@ func machineBusy() (time.Duration, bool) { return 0, false }
 // selfCPU is not measured off Unix.
 func selfCPU() time.Duration { return 0 }
 
+// selfSwitches is not measured off Unix.
+func selfSwitches() int64 { return 0 }
+
 // procCPU is not measured off Unix.
 func procCPU([]int) (time.Duration, bool) { return 0, false }
 

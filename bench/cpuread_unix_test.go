@@ -54,6 +54,16 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// selfSwitches returns the context switches of this process's threads,
+// voluntary (a thread sleeping until woken) and not.
+func selfSwitches() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Nvcsw + ru.Nivcsw)
+}
+
 // procCPU returns the user and system CPU time of the processes pids
 // (Linux /proc/<pid>/stat; false when one cannot be read).
 func procCPU(pids []int) (time.Duration, bool) {

@@ -425,11 +425,15 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, bl backlog, relays, b
 
 // startDrainProfile starts the CPU profile of -drain.cpuprofile, if set,
 // and returns the function that stops it.
-func startDrainProfile(b *testing.B) (stop func()) {
-	if *drainProfile == "" {
+func startDrainProfile(b *testing.B) (stop func()) { return startProfile(b, *drainProfile) }
+
+// startProfile starts a CPU profile written to path, if set, and returns
+// the function that stops it.
+func startProfile(b *testing.B, path string) (stop func()) {
+	if path == "" {
 		return func() {}
 	}
-	f, err := os.Create(*drainProfile)
+	f, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
 	}

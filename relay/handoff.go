@@ -30,12 +30,18 @@ type handoff struct {
 	seq     *sequencer.Sequencer
 	read    bool
 	running bool
+	// lazySent: an ordinary commit sent the lazy wake and the read lane
+	// has not started a cycle since. The cycle it leads to reads every
+	// row committed before it starts, so later ordinary commits need not
+	// wake the read lane again (a wake per commit is a goroutine switch
+	// per commit, for nothing).
+	lazySent bool
 }
 
 func (h *handoff) attach(wake, lazy, sched chan struct{}, seq *sequencer.Sequencer) {
 	h.mu.Lock()
 	h.wake, h.lazy, h.sched, h.seq, h.running = wake, lazy, sched, seq, true
-	h.recs, h.read = nil, false
+	h.recs, h.read, h.lazySent = nil, false, false
 	h.mu.Unlock()
 }
 
@@ -45,7 +51,7 @@ func (h *handoff) detach() {
 	h.setOwned(nil)
 	h.mu.Lock()
 	h.wake, h.lazy, h.sched, h.seq, h.running = nil, nil, nil, nil, false
-	h.recs, h.read = nil, false
+	h.recs, h.read, h.lazySent = nil, false, false
 	h.mu.Unlock()
 }
 
@@ -88,7 +94,10 @@ func (h *handoff) commit(c txoutbox.Commit) {
 		signal(h.sched)
 	}
 	if !c.Critical {
-		signal(h.lazy)
+		if !h.lazySent {
+			h.lazySent = true
+			signal(h.lazy)
+		}
 		return
 	}
 	if len(c.Records) > 0 {
@@ -101,6 +110,16 @@ func (h *handoff) commit(c txoutbox.Commit) {
 	}
 	h.read = h.read || c.Read
 	signal(h.wake)
+}
+
+// cycleStarts tells the hand-over that the read lane starts a cycle (or
+// could, were it to own partitions): the next ordinary commit wakes it
+// again. Called before the cycle reads, so that a commit that found the
+// lazy wake sent is read by this cycle.
+func (h *handoff) cycleStarts() {
+	h.mu.Lock()
+	h.lazySent = false
+	h.mu.Unlock()
 }
 
 // take removes and returns the queued records (Seq order within each

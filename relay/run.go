@@ -229,6 +229,7 @@ func (rn *run) loop(ctx context.Context) {
 	reason := reasonStart
 	for {
 		var res cycleResult
+		rn.r.hand.cycleStarts()
 		if len(rn.active) > 0 {
 			res = rn.cycle(ctx)
 		}
