@@ -175,7 +175,7 @@ func TestManyRelays(t *testing.T) {
 			cfg := testConfig("relay-" + strconv.Itoa(i))
 			cfg.Sources = []notify.Source{sig}
 			cfg.BatchSize = 100 + 50*i
-			stops = append(stops, start(t, newRelay(t, e, rec, cfg)))
+			stops = append(stops, start(t, newRelay(t, e, rec.as(cfg.Owner), cfg)))
 		}
 		// Commit more while the relays run.
 		more := e.interleaved(aggs/10, 2)
@@ -195,6 +195,7 @@ func TestManyRelays(t *testing.T) {
 		}
 		if st := e.stats(t); st.Pending != 0 || st.Published != int64(total) {
 			t.Errorf("table stats %+v, want 0 pending, %d published", st, total)
+			e.logPending(t)
 		}
 	})
 }

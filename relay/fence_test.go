@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/notify"
 )
 
 // fencedOnce is a dialect whose first Mark changes nothing and reports
@@ -202,4 +204,156 @@ func TestKeepHoldsAggregatesOfAPartitionGivenUpMidChain(t *testing.T) {
 	if got := keep(rec(20, 0, "a"), rec(21, 0, "c")); !slices.Equal(got, []int64{21}) {
 		t.Fatalf("kept %v, want [21]: seq 20 of aggregate a would pass seq 10, dropped earlier in the chain", got)
 	}
+}
+
+// heldView is a dialect whose sessions' View, once armed, waits until go
+// is closed, as a statement the database is slow to answer, and then
+// records whether the call's context had ended meanwhile.
+type heldView struct {
+	dialects.Dialect
+	armed   atomic.Bool
+	entered chan struct{}
+	goOn    chan struct{}
+	cut     atomic.Bool
+}
+
+func (h *heldView) OpenSession(ctx context.Context, db *sql.DB, relay string, lease time.Duration) (dialects.Session, error) {
+	s, err := h.Dialect.OpenSession(ctx, db, relay, lease)
+	if err != nil {
+		return nil, err
+	}
+	return heldViewSession{Session: s, h: h}, nil
+}
+
+type heldViewSession struct {
+	dialects.Session
+	h *heldView
+}
+
+func (s heldViewSession) View(ctx context.Context, now time.Time) (dialects.View, error) {
+	if s.h.armed.CompareAndSwap(true, false) {
+		close(s.h.entered)
+		<-s.h.goOn
+		s.h.cut.Store(ctx.Err() != nil)
+	}
+	return s.Session.View(ctx, now)
+}
+
+// A relay stopped while its owner waits for a session statement does not
+// cut that statement short: go-sql-driver/mysql and pgx close a connection
+// whose statement's context ends, and the partition locks on it end with
+// it, at once, while the batch in flight and the marks queued are still to
+// be written. Another relay then takes the partitions, finds those rows
+// pending and publishes them again, and the stopping relay's marks are
+// fenced off (TestManyRelays/mysql saw events published twice and rows
+// left pending so). The stop must wait for the call and end the session
+// only once the publish loop marked what it published.
+func TestStopDoesNotCutASessionCall(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		h := &heldView{Dialect: e.d, entered: make(chan struct{}), goOn: make(chan struct{})}
+		e.d = h
+		r := newRelay(t, e, newRecorder(nil), testConfig("r1"))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		waitOwnsAll(t, e, r)
+		h.armed.Store(true) // the next rebalance's View
+		select {
+		case <-h.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no rebalance read the ownership view")
+		}
+		cancel() // the relay stops while the View is in flight
+		close(h.goOn)
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		if h.cut.Load() {
+			t.Error("the stop ended the context of a session call in flight: a driver drops the connection, and the partitions' locks with it, before the relay's last marks are written")
+		}
+	})
+}
+
+// The same on MariaDB, end to end: relay a is stopped while its Release
+// statement waits on a row lock the test holds and a batch of a's is in
+// flight. Cut by the stop, the statement's connection is closed by the
+// driver, and the server ends it, with a's locks, as soon as the statement
+// is over: b takes the partitions, finds the row pending and publishes it
+// a second time, and a's mark is fenced off.
+func TestStopMidReleaseKeepsThePartitionsMySQL(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		if e.d.Name() != "mysql" {
+			t.Skip("holds a row lock of the MariaDB partitions table")
+		}
+		rec := newRecorder(nil)
+		g := &gatedPublisher{recorder: rec, entered: make(chan struct{}), open: make(chan struct{})}
+		sigA := notify.NewLocal()
+		cfgA := testConfig("a")
+		cfgA.Sources = []notify.Source{sigA}
+		ra := newRelay(t, e, g, cfgA)
+		ctxA, cancelA := context.WithCancel(context.Background())
+		defer cancelA()
+		doneA := make(chan error, 1)
+		go func() { doneA <- ra.Run(ctxA) }()
+		waitOwnsAll(t, e, ra)
+		// a releases the upper half when b joins; the lock on the last
+		// partition's row holds that Release.
+		tx, err := e.db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback() //nolint:errcheck // no-op after Commit
+		if _, err := tx.Exec("SELECT part FROM "+e.d.Table()+"_partitions WHERE part = ? FOR UPDATE", e.parts-1); err != nil {
+			t.Fatal(err)
+		}
+		sigB := notify.NewLocal()
+		cfgB := testConfig("b")
+		cfgB.Sources = []notify.Source{sigB}
+		rb := newRelay(t, e, rec.as("b"), cfgB)
+		start(t, rb)
+		waitFor(t, 10*time.Second, "a's Release waits on the row lock", func() bool {
+			var n int
+			err := e.db.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE '%SET owner = NULL%' AND ID <> CONNECTION_ID()").Scan(&n)
+			return err == nil && n > 0
+		})
+		var ev []dialects.Event
+		for i := 0; len(ev) == 0 || !ra.Owns(ev[0].Partition); i++ {
+			ev = e.events("x"+strconv.Itoa(i), 0, 1)
+		}
+		e.insert(t, ev)
+		sigA.Notify()
+		select {
+		case <-g.entered: // a's batch is in flight
+		case <-time.After(10 * time.Second):
+			t.Fatal("a did not publish")
+		}
+		cancelA()
+		time.Sleep(100 * time.Millisecond) // a driver closes a cut statement's connection on a goroutine of its own
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		// Only a's end frees the row's partition, which waits for a's mark;
+		// a cut Release frees it now.
+		deadline := time.Now().Add(2 * time.Second)
+		for !rb.Owns(ev[0].Partition) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if rb.Owns(ev[0].Partition) {
+			t.Error("b took the partition of a's batch in flight")
+			sigB.Notify()
+			waitFor(t, 10*time.Second, "b publishes the row", func() bool { return rec.published() > 0 })
+		}
+		close(g.open)
+		if err := <-doneA; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		waitOwnsAll(t, e, rb)
+		sigB.Notify()
+		waitFor(t, 10*time.Second, "no row pending", func() bool { return e.stats(t).Pending == 0 })
+		rec.check(t)
+		if n := rec.published(); n != 1 {
+			t.Errorf("published %d times, want once", n)
+		}
+	})
 }

@@ -116,6 +116,28 @@ func (e env) stats(t *testing.T) dialects.Stats {
 	return s
 }
 
+// logPending logs the rows still pending (state 0): seq, id, partition,
+// attempts, lock columns and last error.
+func (e env) logPending(t *testing.T) {
+	t.Helper()
+	rows, err := e.db.Query("SELECT seq, id, aggregate_id, part, state, attempts, COALESCE(last_error, '') FROM " + e.d.Table() + " WHERE state = 0 ORDER BY seq LIMIT 20")
+	if err != nil {
+		t.Logf("pending rows: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var id, agg, lastErr string
+		var part, state, attempts int
+		if err := rows.Scan(&seq, &id, &agg, &part, &state, &attempts, &lastErr); err != nil {
+			t.Logf("pending rows: %v", err)
+			return
+		}
+		t.Logf("pending: seq %d id %s agg %s part %d state %d attempts %d err %q", seq, id, agg, part, state, attempts, lastErr)
+	}
+}
+
 func (e env) maxAttempts(t *testing.T) int {
 	t.Helper()
 	var n sql.NullInt64
@@ -133,8 +155,22 @@ type recorder struct {
 	calls      int
 	got        []Message
 	count      map[string]int
-	last       map[string]int // aggregate -> last payload index accepted
+	last       map[string]int      // aggregate -> last payload index accepted
+	by         map[string][]string // event id -> the publishers (as) that accepted it
 	violations []string
+}
+
+// as returns a Publisher that records into r under name, so that a
+// violation names the relay that published each copy.
+func (r *recorder) as(name string) Publisher { return namedRecorder{r, name} }
+
+type namedRecorder struct {
+	*recorder
+	name string
+}
+
+func (n namedRecorder) Publish(ctx context.Context, batch []Message, errs []error) {
+	n.publish(ctx, n.name, batch, errs)
 }
 
 func newRecorder(fail func(Message) error) *recorder {
@@ -148,6 +184,10 @@ func payloadIndex(m Message) int {
 }
 
 func (r *recorder) Publish(ctx context.Context, batch []Message, errs []error) {
+	r.publish(ctx, "", batch, errs)
+}
+
+func (r *recorder) publish(_ context.Context, name string, batch []Message, errs []error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
@@ -169,8 +209,12 @@ func (r *recorder) Publish(ctx context.Context, batch []Message, errs []error) {
 		}
 		r.last[k] = payloadIndex(m)
 		r.count[m.ID]++
+		if r.by == nil {
+			r.by = map[string][]string{}
+		}
+		r.by[m.ID] = append(r.by[m.ID], fmt.Sprintf("%s(seq %d attempt %d at %s)", name, m.Seq, m.Attempt, time.Now().Format("15:04:05.000000")))
 		if r.count[m.ID] > 1 {
-			r.violations = append(r.violations, "published twice: "+m.ID)
+			r.violations = append(r.violations, fmt.Sprintf("published twice: %s %s/%s by %v", m.ID, m.AggregateType, m.AggregateID, r.by[m.ID]))
 		}
 		r.got = append(r.got, m)
 	}

@@ -312,6 +312,10 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		release = slices.Clone(o.owned[len(o.owned)-k:])
 		o.owned = o.owned[:len(o.owned)-k]
 	}
+	if len(taken) > 0 || len(release) > 0 {
+		cfg.Logger.DebugContext(ctx, "jitoutbox relay: ownership changed", "owner", cfg.Owner, "token", token,
+			"taken", taken, "released", release, "owned", o.owned, "relays", v.Relays)
+	}
 	if err := o.publish(ctx); err != nil {
 		return err
 	}
@@ -481,17 +485,25 @@ func (o *owner) tellFleet(relays []string) {
 // fleetSessionTimeout bounds a session call of a fleet table.
 const fleetSessionTimeout = 30 * time.Second
 
-// sessCtx returns the context of a session call. A fleet table's session
-// shares its lock connection with the database's other tables, and some
-// drivers (pgx) close a connection whose statement's context ends: a call
-// cut short by this table's stop would end every table's ownership. Its
-// calls are bounded by fleetSessionTimeout instead, and the table's stop
-// waits for them.
+// sessCtx returns the context of a session call: detached from the run's
+// cancellation, so that a stop never cuts a call short. Drivers close a
+// connection whose statement's context ends (go-sql-driver/mysql and pgx
+// both do), and the session's locks end with its connection: cut by the
+// stop, a call would free the partitions at once, before the batch in
+// flight is marked, and another relay would take them, see its rows
+// pending and publish them again (the stopping relay's mark is then fenced
+// off). The owner sees the stop once the call returns, and ends the
+// session only after the publish loop marked what it published
+// (closeSession). A fleet table's session also shares its lock connection
+// with the database's other tables, whose ownership would end with it; its
+// calls are bounded by fleetSessionTimeout, the others' by finishTimeout,
+// and the stop waits for them.
 func (o *owner) sessCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if o.r.fleet == nil {
-		return ctx, func() {}
+	limit := finishTimeout
+	if o.r.fleet != nil {
+		limit = fleetSessionTimeout
 	}
-	return context.WithTimeout(context.WithoutCancel(ctx), fleetSessionTimeout)
+	return context.WithTimeout(context.WithoutCancel(ctx), limit)
 }
 
 // stopWatch stops the current watcher, if any, and waits for it: one

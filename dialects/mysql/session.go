@@ -451,7 +451,10 @@ func (s *session) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	err := s.l.Do(ctx, func(conn *sql.Conn) error {
-		_, cerr := sqlkit.Exec(ctx, conn, s.d.sess.close, sql.Named("token", s.token))
+		owned, cerr := ints(ctx, conn, s.d.sess.close, sql.Named("token", s.token))
+		if cerr == nil && len(owned) > 0 {
+			_, cerr = sqlkit.Exec(ctx, conn, s.d.sess.release, sql.Named("token", s.token), sql.Named("parts", owned))
+		}
 		if cerr == nil {
 			_, cerr = sqlkit.Exec(ctx, conn, s.d.sess.closeRelay, sql.Named("token", s.token))
 		}

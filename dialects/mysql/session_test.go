@@ -99,3 +99,81 @@ func TestUnlockTableCoversEveryPartition(t *testing.T) {
 		t.Fatalf("MaxPartitions %d is past the 4096 partitions session_unlock_table.sql frees", dialects.MaxPartitions)
 	}
 }
+
+// TestOwnershipStatementsLockOnlyTheirPartitions: taking, releasing and
+// closing lock the rows of the partitions they change only. A relay's mark
+// holds a shared lock on the rows of its partitions (mark.sql), taken in
+// seq order; a statement that walked and locked every partition's row
+// waited for it and deadlocked with it, and InnoDB rolled back one: the
+// session (lost, every partition given up) or the mark.
+func TestOwnershipStatementsLockOnlyTheirPartitions(t *testing.T) {
+	db, _ := openMySQL(t, true)
+	ctx := context.Background()
+	d, err := mysql.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	marker, err := d.OpenSession(ctx, db, "marker", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer marker.Close()
+	if _, err := marker.Take(ctx, []int{0}, now); err != nil {
+		t.Fatal(err)
+	}
+	// A mark of the marker's in flight: the shared lock on partition 0's row.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	var owner string
+	if err := tx.QueryRowContext(ctx, "SELECT owner FROM "+d.Table()+"_partitions WHERE part = 0 LOCK IN SHARE MODE").Scan(&owner); err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.OpenSession(ctx, db, "other", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Long lists: the optimizer walks the whole primary key for them
+	// unless told not to.
+	var parts []int
+	for p := 1; p <= 32; p++ {
+		parts = append(parts, p)
+	}
+	// Bounded well below innodb_lock_wait_timeout: a statement that waits
+	// for the mark's lock fails here.
+	bounded := func(what string, call func(context.Context) error) {
+		t.Helper()
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := call(cctx); err != nil {
+			t.Fatalf("%s beside a mark in flight: %v", what, err)
+		}
+	}
+	bounded("take", func(ctx context.Context) error {
+		got, err := s.Take(ctx, parts, now)
+		if err == nil && !slices.Equal(got, parts) {
+			err = errors.New("took only some")
+		}
+		return err
+	})
+	bounded("release", func(ctx context.Context) error { return s.Release(ctx, parts[:16]) })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close gives up after closeTimeout, a failure it does not report
+	// (the locks end with the connection): the owners tell.
+	var left int
+	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+d.Table()+"_partitions WHERE owner = ?", s.Token()).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("close beside a mark in flight left %d partitions owned", left)
+	}
+}

@@ -1,4 +1,4 @@
 -- table: outbox
-UPDATE outbox_partitions SET owner = NULL WHERE owner = ?
+SELECT part FROM outbox_partitions WHERE owner = ?
 -- table: app.jit_outbox
-UPDATE app.jit_outbox_partitions SET owner = NULL WHERE owner = ?
+SELECT part FROM app.jit_outbox_partitions WHERE owner = ?

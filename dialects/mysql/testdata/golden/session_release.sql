@@ -1,4 +1,4 @@
 -- table: outbox
-UPDATE outbox_partitions SET owner = NULL WHERE owner = ? AND part IN (?, ?)
+UPDATE outbox_partitions FORCE INDEX (PRIMARY) SET owner = NULL WHERE owner = ? AND part IN (?, ?)
 -- table: app.jit_outbox
-UPDATE app.jit_outbox_partitions SET owner = NULL WHERE owner = ? AND part IN (?, ?)
+UPDATE app.jit_outbox_partitions FORCE INDEX (PRIMARY) SET owner = NULL WHERE owner = ? AND part IN (?, ?)
