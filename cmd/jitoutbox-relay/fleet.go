@@ -46,8 +46,12 @@ func relayFleet(ctx context.Context, cfg config, log *slog.Logger, obs *observer
 			// Every table's relay borrows from this pool: bound it, so that
 			// tenants draining at once queue for connections instead of
 			// running the server out of them (the lock and watch
-			// connections are two of these).
+			// connections are two of these). Keep as many idle: with
+			// database/sql's default of 2, the pool closes the others
+			// between statements and each new connection prepares every
+			// table's statements again.
 			db.SetMaxOpenConns(fleetMaxConns)
+			db.SetMaxIdleConns(fleetMaxConns)
 		}
 		dbs[i] = db
 	}
