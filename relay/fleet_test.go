@@ -166,6 +166,41 @@ func serving(f *Fleet, table string) (TableState, bool) {
 	return TableState{}, false
 }
 
+// forEachLockTarget runs fn on every database whose sessions hold locks
+// (SQLite's leases rebalance every relay on its own), with the outbox
+// tables named migrated.
+func forEachLockTarget(t *testing.T, names []string, fn func(t *testing.T, fe fleetEnv, envs []env)) {
+	for _, tgt := range testdb.Targets() {
+		if tgt.Dialect == "sqlite" {
+			continue
+		}
+		t.Run(tgt.Name, func(t *testing.T) {
+			db, _ := tgt.Open(t)
+			fe := fleetEnv{tgt: tgt, db: db, mk: testdb.TableDialect(tgt.Dialect)}
+			var envs []env
+			for _, n := range names {
+				envs = append(envs, fe.table(t, n))
+			}
+			fn(t, fe, envs)
+		})
+	}
+}
+
+// split reports whether every table's partitions are all owned, some by
+// each of the relays named a and b, and what each table's owners are.
+func split(t *testing.T, envs []env, a, b string) (bool, []string) {
+	var seen []string
+	ok := true
+	for _, e := range envs {
+		o := ownersOf(t, e)
+		seen = append(seen, fmt.Sprintf("%s %v", e.d.Table(), o))
+		if o[a] == 0 || o[b] == 0 || o[a]+o[b] != e.parts {
+			ok = false
+		}
+	}
+	return ok, seen
+}
+
 // TestFleetServesManyTables runs two fleets (two processes' worth) over
 // tables named and found by pattern: every event of every table is
 // published once and in aggregate order, each table's partitions are split
@@ -203,13 +238,8 @@ func TestFleetServesManyTables(t *testing.T) {
 			}
 			waitFor(t, 30*time.Second, "every event published", func() bool { return rec.published() == want })
 			waitFor(t, 10*time.Second, "partitions split between the fleets", func() bool {
-				for _, e := range envs {
-					o := ownersOf(t, e)
-					if o["fleet-1"] == 0 || o["fleet-2"] == 0 || o["fleet-1"]+o["fleet-2"] != e.parts {
-						return false
-					}
-				}
-				return true
+				ok, _ := split(t, slices.Collect(maps.Values(envs)), "fleet-1", "fleet-2")
+				return ok
 			})
 
 			// A new tenant's table is found and flows.
@@ -277,60 +307,49 @@ func (s slowCloseSession) Close() error {
 // then. An anchor closed first would leave them to the other fleet's next
 // unprompted rebalance (fleetRebalanceEvery).
 func TestFleetStopsAnchorLast(t *testing.T) {
-	for _, tgt := range testdb.Targets() {
-		if tgt.Dialect == "sqlite" {
-			continue // leases: every relay rebalances on its own
+	tables := []string{"laststop_a", "laststop_b", "laststop_c"}
+	forEachLockTarget(t, tables, func(t *testing.T, fe fleetEnv, envs []env) {
+		rec := newRecorder(nil)
+		f1, err := NewFleet(fleetConfig(fe, "fleet-1", rec, tables, nil))
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(tgt.Name, func(t *testing.T) {
-			db, _ := tgt.Open(t)
-			fe := fleetEnv{tgt: tgt, db: db, mk: testdb.TableDialect(tgt.Dialect)}
-			tables := []string{"laststop_a", "laststop_b", "laststop_c"}
-			var envs []env
-			for _, n := range tables {
-				envs = append(envs, fe.table(t, n))
+		cfg2 := fleetConfig(fe, "fleet-2", rec, tables, nil)
+		cfg2.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
+			d, err := fe.mk(table)
+			if err != nil || table == tables[0] { // the anchor closes at once
+				return d, err
 			}
-			rec := newRecorder(nil)
-			f1, err := NewFleet(fleetConfig(fe, "fleet-1", rec, tables, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg2 := fleetConfig(fe, "fleet-2", rec, tables, nil)
-			cfg2.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
-				d, err := fe.mk(table)
-				if err != nil || table == tables[0] { // the anchor closes at once
-					return d, err
+			return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}, nil
+		}
+		f2, err := NewFleet(cfg2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// fleet-2 owns every partition, then fleet-1 joins: fleet-2
+		// keeps at least half of each table, whatever has moved when
+		// it stops.
+		stop2 := startFleet(t, f2)
+		waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
+		startFleet(t, f1)
+		waitFor(t, 10*time.Second, "fleet-1 serves every table", func() bool {
+			for _, e := range envs {
+				o, err := e.d.Ownership(context.Background(), e.db, time.Now())
+				if err != nil {
+					t.Fatalf("ownership: %v", err)
 				}
-				return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}, nil
-			}
-			f2, err := NewFleet(cfg2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// fleet-2 owns every partition, then fleet-1 joins: fleet-2
-			// keeps at least half of each table, whatever has moved when
-			// it stops.
-			stop2 := startFleet(t, f2)
-			waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
-			startFleet(t, f1)
-			waitFor(t, 10*time.Second, "fleet-1 serves every table", func() bool {
-				for _, e := range envs {
-					o, err := e.d.Ownership(context.Background(), e.db, time.Now())
-					if err != nil {
-						t.Fatalf("ownership: %v", err)
-					}
-					if !slices.ContainsFunc(o.Relays, func(r dialects.RelaySession) bool { return r.Name == "fleet-1" }) {
-						return false
-					}
+				if !slices.ContainsFunc(o.Relays, func(r dialects.RelaySession) bool { return r.Name == "fleet-1" }) {
+					return false
 				}
-				return true
-			})
-			stop2()
-			// No event was published, so no busy check is due: before
-			// fleetRebalanceEvery, only the anchor's signal moves fleet-1's
-			// tables.
-			waitFor(t, 10*time.Second, "the remaining fleet owns every partition", ownsAll(t, envs, "fleet-1"))
+			}
+			return true
 		})
-	}
+		stop2()
+		// No event was published, so no busy check is due: before
+		// fleetRebalanceEvery, only the anchor's signal moves fleet-1's
+		// tables.
+		waitFor(t, 10*time.Second, "the remaining fleet owns every partition", ownsAll(t, envs, "fleet-1"))
+	})
 }
 
 // lossyDialect is a table whose sessions open after delay and whose
@@ -374,70 +393,47 @@ func (s lossySession) Nudge(ctx context.Context) error {
 // look again are lost. Asked once, the tables would stay unsplit until
 // fleet-2's next unprompted rebalance (fleetRebalanceEvery).
 func TestFleetShareAskedAgain(t *testing.T) {
-	for _, tgt := range testdb.Targets() {
-		if tgt.Dialect == "sqlite" {
-			continue // leases: every relay rebalances on its own
+	tables := []string{"ask_a", "ask_b", "ask_c"}
+	forEachLockTarget(t, tables, func(t *testing.T, fe fleetEnv, envs []env) {
+		rec := newRecorder(nil)
+		f2, err := NewFleet(fleetConfig(fe, "fleet-2", rec, tables, nil))
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Run(tgt.Name, func(t *testing.T) {
-			db, _ := tgt.Open(t)
-			fe := fleetEnv{tgt: tgt, db: db, mk: testdb.TableDialect(tgt.Dialect)}
-			tables := []string{"ask_a", "ask_b", "ask_c"}
-			var envs []env
-			for _, n := range tables {
-				envs = append(envs, fe.table(t, n))
-			}
-			rec := newRecorder(nil)
-			f2, err := NewFleet(fleetConfig(fe, "fleet-2", rec, tables, nil))
+		var drops atomic.Int32
+		drops.Store(3)
+		cfg1 := fleetConfig(fe, "fleet-1", rec, tables, nil)
+		cfg1.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
+			d, err := fe.mk(table)
 			if err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
-			var drops atomic.Int32
-			drops.Store(3)
-			cfg1 := fleetConfig(fe, "fleet-1", rec, tables, nil)
-			cfg1.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
-				d, err := fe.mk(table)
-				if err != nil {
-					return nil, err
-				}
-				delay := time.Second
-				if table == tables[0] { // the anchor joins first
-					delay = 0
-				}
-				return lossyDialect{Dialect: d, delay: delay, drops: &drops}, nil
+			delay := time.Second
+			if table == tables[0] { // the anchor joins first
+				delay = 0
 			}
-			f1, err := NewFleet(cfg1)
-			if err != nil {
-				t.Fatal(err)
+			return lossyDialect{Dialect: d, delay: delay, drops: &drops}, nil
+		}
+		f1, err := NewFleet(cfg1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		startFleet(t, f2)
+		waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
+		startFleet(t, f1)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			ok, seen := split(t, envs, "fleet-1", "fleet-2")
+			if ok {
+				break
 			}
-			startFleet(t, f2)
-			waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
-			startFleet(t, f1)
-			split := func() (bool, []string) {
-				var seen []string
-				ok := true
-				for _, e := range envs {
-					o := ownersOf(t, e)
-					seen = append(seen, fmt.Sprintf("%s %v", e.d.Table(), o))
-					if o["fleet-1"] == 0 || o["fleet-2"] == 0 || o["fleet-1"]+o["fleet-2"] != e.parts {
-						ok = false
-					}
-				}
-				return ok, seen
+			if time.Now().After(deadline) {
+				t.Fatalf("after 10 s the partitions are not split between the fleets: %v", seen)
 			}
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				ok, seen := split()
-				if ok {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("after 10 s the partitions are not split between the fleets: %v", seen)
-				}
-			}
-			if n := drops.Load(); n >= 0 {
-				t.Errorf("%d of 3 nudges still to drop: the test did not lose the first requests", n+1)
-			}
-		})
-	}
+		}
+		if n := drops.Load(); n >= 0 {
+			t.Errorf("%d of 3 nudges still to drop: the test did not lose the first requests", n+1)
+		}
+	})
 }
 
 // TestFleetOneLockConnection checks that a fleet's connections grow with
