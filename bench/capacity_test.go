@@ -118,7 +118,7 @@ func BenchmarkCapacity(b *testing.B) {
 				}
 				// The reference: the same commits at -capacity.cpuat with no
 				// relay; the rows stay pending for the drain below.
-				var ref capResult
+				var ref, drain capResult // drain: per event of the drain
 				drainCPU := cpuMeter{servers: true}
 				if *capCPUAt > 0 {
 					plain, err := txoutbox.New(db, d)
@@ -159,9 +159,9 @@ func BenchmarkCapacity(b *testing.B) {
 						}
 					}
 					time.Sleep(time.Second)
+					drain.setCPU(&drainCPU)
 					b.Logf("%s: drain of %d events: CPU µs per event: machine %.0f, this process %.0f, servers: %s; context switches per event %.1f", dbName, ref.committed,
-						float64(drainCPU.busy.Microseconds())/float64(drainCPU.events), float64(drainCPU.self.Microseconds())/float64(drainCPU.events),
-						drainCPU.split.perEvent(drainCPU.events), float64(drainCPU.switches)/float64(drainCPU.events))
+						drain.machineUSPerCommit, drain.selfUSPerCommit, drain.servers, drain.switchesPerCommit)
 				}
 				// The consumer starts after the drain and takes only what
 				// the search publishes.
@@ -233,8 +233,7 @@ func BenchmarkCapacity(b *testing.B) {
 				b.ReportMetric(best.reached/base, "capacity/baseline")
 				b.ReportMetric(ms(best.p99), "p99-ms-at-capacity")
 				b.ReportMetric(first.offered, "first-unsustained-offered/s")
-				if ref.selfUSPerCommit > 0 && drainCPU.events > 0 {
-					drainUS := float64(drainCPU.self.Microseconds()) / float64(drainCPU.events)
+				if drainUS := drain.selfUSPerCommit; ref.selfUSPerCommit > 0 && drainUS > 0 {
 					b.ReportMetric(ref.selfUSPerCommit, "ref-self-cpu-µs/commit")
 					b.ReportMetric(drainUS, "drain-self-cpu-µs/event")
 					if atCPU.selfUSPerCommit > 0 {
