@@ -383,7 +383,7 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, bl backlog, relays, b
 		b.StartTimer()
 		counter := &publishedCounter{target: int64(bl.events), done: make(chan struct{})}
 		cpu.start()
-		stopProfile := startDrainProfile(b)
+		stopProfile := startProfile(b, *drainProfile)
 		start := time.Now()
 		rctx, cancel := context.WithCancel(ctx)
 		var wg sync.WaitGroup
@@ -422,10 +422,6 @@ func drain(b *testing.B, bd *benchDB, pub relay.Publisher, bl backlog, relays, b
 	}
 	return float64(events) / total.Seconds()
 }
-
-// startDrainProfile starts the CPU profile of -drain.cpuprofile, if set,
-// and returns the function that stops it.
-func startDrainProfile(b *testing.B) (stop func()) { return startProfile(b, *drainProfile) }
 
 // startProfile starts a CPU profile written to path, if set, and returns
 // the function that stops it.
