@@ -307,7 +307,9 @@ type CriticalRequest struct {
 	// CriticalWindow): it bounds the work when many time-critical rows wait
 	// behind earlier rows of their aggregates. Rows past it are left to Read.
 	Window int
-	// Now is the relay's clock.
+	// Now is the relay's clock. It decides the due-ness of retried rows
+	// (and of holds and blocks); a row never tried and not scheduled is due
+	// once it is visible, whatever Now says.
 	Now time.Time
 }
 
@@ -339,7 +341,11 @@ type CriticalRequest struct {
 //     be decoded is returned with Record.Bad set (RowError), never as an
 //     error of the read; so do the Inspector's List, Get and Blockers.
 //   - ReadCritical is a plain SELECT too: of the first Window pending, due,
-//     time-critical rows of the given partitions in Seq order, those whose
+//     time-critical rows of the given partitions in Seq order (a row never
+//     tried and not scheduled is due as soon as it is committed, whatever
+//     CriticalRequest.Now: a relay's clock lags the database's by up to a
+//     round trip, and the read after a wake must see the row that sent
+//     it), those whose
 //     aggregate has no earlier pending row (in any state of due-ness) and
 //     no block or hold on an earlier row (dead, a retry not yet due, a
 //     scheduled row not yet due), in Seq order, up to Limit. Such a row

@@ -247,9 +247,10 @@ func (d slowClockRead) Now(ctx context.Context, q dialects.Querier) (time.Time, 
 // (d) A relay whose clock reads were slow (it takes the database's time
 // to be up to a round trip behind what it read) still publishes a
 // time-critical event committed by another process while its backlog is
-// held: the event was not due by the relay's clock when the wake's
-// critical read ran, so a critical read follows once it is. It used to
-// wait for the backlog.
+// held: the event is not due yet by the relay's clock when the wake's
+// critical read runs, but a row never tried is due once committed
+// (dialects.CriticalRequest). Without that the event waited for the
+// backlog.
 func TestCriticalReadBehindASlowClock(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		e.d = slowClockRead{Dialect: e.d, rtt: 300 * time.Millisecond}

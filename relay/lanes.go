@@ -2,7 +2,6 @@ package relay
 
 import (
 	"context"
-	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -26,23 +25,14 @@ import (
 // time-critical row behind an earlier pending row of its aggregate waits
 // for it: only that aggregate waits). The critical read holds fastBatch
 // from before the read until its batch is published, so ownership (and
-// with it the seqs remembered) does not change in between.
-//
-// A row is due from the database's time of its insert, and the relay's
-// idea of that time (dbClock) is behind it by up to the round trip of its
-// measurement: a row committed just before a wake may not be due yet by
-// the relay's clock when the wake's critical read runs. A read that ran
-// sooner than that round trip after its wake is followed by another once
-// every row committed before the wake is due; without it such a row would
-// wait for the read lane, which may be deep in a backlog.
+// with it the seqs remembered) does not change in between. A row never
+// tried is due once committed (dialects.CriticalRequest), so the read
+// after a wake sees the row whose commit sent it, however far the relay's
+// idea of the database's clock lags.
 
 // fastLoop is the hand-over lane: it publishes handed-over records as they
 // come, and runs critical reads when asked, until ctx ends.
 func (rn *run) fastLoop(ctx context.Context) {
-	// again runs the follow-up critical read of the last wake (see above).
-	again := time.NewTimer(time.Hour)
-	again.Stop()
-	defer again.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -63,12 +53,7 @@ func (rn *run) fastLoop(ctx context.Context) {
 			}
 			rn.endHandOver(nil) // rows taken but not published (already published, moved) were left by the read lane too
 		case <-rn.wakes.critical:
-			// A later wake's follow-up covers the earlier wakes' too.
-			if d := rn.criticalRead(ctx, rn.clock.clock()); d > 0 {
-				again.Reset(d)
-			}
-		case <-again.C:
-			rn.criticalRead(ctx, time.Time{})
+			rn.criticalRead(ctx)
 		}
 	}
 }
@@ -118,12 +103,7 @@ func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake fun
 // another. Database errors are left to the read lane, which backs off from
 // them; while it backs off (an outage, a database error) there is no
 // critical read.
-//
-// woke is when the wake that asked for the read arrived (relay clock); it
-// returns the delay after which a follow-up read is due (see above), or 0.
-// A follow-up (woke zero) has none, and wakes the read lane only for rows
-// it took: the wake's read woke it already.
-func (rn *run) criticalRead(ctx context.Context, woke time.Time) (again time.Duration) {
+func (rn *run) criticalRead(ctx context.Context) {
 	woken := false
 	wake := func() {
 		if !woken {
@@ -131,11 +111,7 @@ func (rn *run) criticalRead(ctx context.Context, woke time.Time) (again time.Dur
 			signal(rn.wakes.urgent)
 		}
 	}
-	defer func() {
-		if !woke.IsZero() {
-			wake()
-		}
-	}()
+	defer wake()
 	rn.mu.Lock()
 	trouble := rn.trouble > 0
 	rn.mu.Unlock()
@@ -155,25 +131,14 @@ func (rn *run) criticalRead(ctx context.Context, woke time.Time) (again time.Dur
 	// that a full read, which may have left free rows past its window,
 	// asks for another.
 	limit := min(rn.r.cfg.BatchSize, dialects.CriticalWindow)
-	readAt := rn.clock.clock()
 	recs, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.clock.now()})
-	if err != nil {
-		return 0
-	}
-	if !woke.IsZero() {
-		slack := rn.clock.behind()
-		if wait := min(woke.Add(slack).Sub(readAt), slack); wait > 0 {
-			again = wait + retryMargin
-		}
-	}
-	if len(recs) == 0 {
-		return again
+	if err != nil || len(recs) == 0 {
+		return
 	}
 	if rn.publishFast(ctx, recs, wake) && len(recs) == limit {
 		signal(rn.wakes.critical)
 	}
 	rn.endHandOver(nil)
-	return again
 }
 
 // endHandOver ends a hand-over batch (its outcome is written), and wakes

@@ -200,7 +200,6 @@ func (rn *run) loop(ctx context.Context) {
 		if f := rn.r.fleet; f != nil {
 			// The fleet measures the database's clock once for its tables.
 			rn.clock.offset.Store(f.db.clock.offset.Load())
-			rn.clock.slack.Store(f.db.clock.slack.Load())
 			lastSync = time.Now()
 			return
 		}

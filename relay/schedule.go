@@ -39,9 +39,6 @@ const clockSyncEvery = time.Minute
 type dbClock struct {
 	clock  func() time.Time
 	offset atomic.Int64 // database minus relay, ns
-	// slack is the round trip of the offset's measurement (ns): now() is
-	// behind the database's time by at most that much.
-	slack atomic.Int64
 }
 
 // now returns the database's time as the relay's clock and the last
@@ -49,10 +46,6 @@ type dbClock struct {
 func (c *dbClock) now() time.Time {
 	return c.clock().Add(time.Duration(c.offset.Load()))
 }
-
-// behind returns how far now() may be behind the database's time: the
-// round trip of the last measurement.
-func (c *dbClock) behind() time.Duration { return time.Duration(c.slack.Load()) }
 
 // syncSamples is the most round trips sync makes, and syncGoodRTT the
 // round trip short enough to stop at: the offset's error is at most the
@@ -88,7 +81,6 @@ func (c *dbClock) sync(ctx context.Context, d dialects.Dialect, q dialects.Queri
 		}
 	}
 	c.offset.Store(int64(offset))
-	c.slack.Store(int64(best))
 	return nil
 }
 

@@ -2,12 +2,17 @@
 -- or block or hold. The @window over critical_idx bounds the work when many wait
 -- behind earlier rows. No index hint: naming critical_idx fails on a table
 -- before migration 007. The last column stands for a read's horizon.
+-- A row never tried and not scheduled (attempts 0, no deliver_at) was due
+-- at its insert, before its commit, so it is due once visible whatever
+-- @now says: @now is the relay's idea of the database's clock, which lags
+-- it by up to a round trip, and a wake's read must not miss the row whose
+-- commit sent the wake.
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
     SELECT w.* FROM {{table}} w
     WHERE w.critical = TRUE AND w.state = 0
       AND w.part IN (@parts...)
-      AND w.next_attempt_at <= @now
+      AND (w.next_attempt_at <= @now OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT @window
 ) o

@@ -5,7 +5,7 @@ FROM (
     SELECT w.* FROM outbox w
     WHERE w.critical = TRUE AND w.state = 0
       AND w.part IN (?, ?)
-      AND w.next_attempt_at <= ?
+      AND (w.next_attempt_at <= ? OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?
 ) o
@@ -33,7 +33,7 @@ FROM (
     SELECT w.* FROM app.jit_outbox w
     WHERE w.critical = TRUE AND w.state = 0
       AND w.part IN (?, ?)
-      AND w.next_attempt_at <= ?
+      AND (w.next_attempt_at <= ? OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?
 ) o

@@ -6,7 +6,7 @@ FROM (
     SELECT w.* FROM outbox w
     WHERE w.state = 0 AND w.critical
       AND w.part = ANY ($1::int[])
-      AND w.next_attempt_at <= $2
+      AND (w.next_attempt_at <= $2 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT $3
 ) o
@@ -35,7 +35,7 @@ FROM (
     SELECT w.* FROM app.jit_outbox w
     WHERE w.state = 0 AND w.critical
       AND w.part = ANY ($1::int[])
-      AND w.next_attempt_at <= $2
+      AND (w.next_attempt_at <= $2 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT $3
 ) o

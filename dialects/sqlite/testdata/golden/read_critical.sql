@@ -5,7 +5,7 @@ FROM (
     SELECT w.* FROM outbox w
     WHERE w.state = 0 AND w.critical
       AND +w.part IN (SELECT value FROM json_each(?1))
-      AND w.next_attempt_at <= ?2
+      AND (w.next_attempt_at <= ?2 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?3
 ) o
@@ -33,7 +33,7 @@ FROM (
     SELECT w.* FROM jit_outbox w
     WHERE w.state = 0 AND w.critical
       AND +w.part IN (SELECT value FROM json_each(?1))
-      AND w.next_attempt_at <= ?2
+      AND (w.next_attempt_at <= ?2 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?3
 ) o
