@@ -214,7 +214,9 @@ func openDatabase(dialect, dsn string, log *slog.Logger) (*sql.DB, error) {
 		if err != nil {
 			return nil, errors.New("the MySQL DSN is not usable")
 		}
-		return sql.OpenDB(conn), nil
+		db := sql.OpenDB(conn)
+		db.SetMaxIdleConns(relayIdleConns)
+		return db, nil
 	}
 	db, err := sql.Open(dialect, dsn)
 	if err != nil {
@@ -222,9 +224,20 @@ func openDatabase(dialect, dsn string, log *slog.Logger) (*sql.DB, error) {
 	}
 	if dialect == "sqlite" {
 		db.SetMaxOpenConns(sqlite.MaxOpenConns)
+	} else {
+		db.SetMaxIdleConns(relayIdleConns)
 	}
 	return db, nil
 }
+
+// relayIdleConns is how many idle connections the pool keeps. A relay uses
+// several at once (its read lane, its marks, its critical reads, its
+// session and watch, cleanup); with database/sql's default of 2 idle the
+// pool closes the others between statements and opens them again, each a
+// new server backend that prepares the relay's statements anew: on a
+// PostgreSQL busy with a drain, a critical read then waited tens of
+// milliseconds for its connection.
+const relayIdleConns = 8
 
 // wakeSources returns the wake sources of wake (pg, nats or none) for the
 // database at dsn, each wrapped so that wakes are logged at debug level
