@@ -85,12 +85,22 @@ type owner struct {
 	askAt     time.Time     // fleet: when it may ask again
 	seen      []string      // fleet anchor: the relays of the last view (tellFleet)
 	retry     time.Duration
-	watchSig  chan struct{}  // a watched relay left
-	changeSig chan struct{}  // a relay joined
-	watchFor  []string       // the relay set the watcher was started for
-	watchEnd  chan struct{}  // closed when the current watcher returned
-	stopW     func()         // stops the current watcher
-	wg        sync.WaitGroup // watchers
+	// retryAt: with no session, when the next attempt to open one is due.
+	// A wake before it (a fleet's joins and leaves, a watch) does not try
+	// again: a table whose schema is gone would otherwise log a failure
+	// per wake until the fleet's discovery stops it.
+	retryAt time.Time
+	// openFails counts the failed opens since the last one logged, and
+	// openLogged is when that was: a streak logs its first failure, then
+	// one line per dbLogEvery.
+	openFails  int
+	openLogged time.Time
+	watchSig   chan struct{}  // a watched relay left
+	changeSig  chan struct{}  // a relay joined
+	watchFor   []string       // the relay set the watcher was started for
+	watchEnd   chan struct{}  // closed when the current watcher returned
+	stopW      func()         // stops the current watcher
+	wg         sync.WaitGroup // watchers
 }
 
 func (o *owner) loop(ctx context.Context) {
@@ -141,6 +151,9 @@ func (o *owner) loop(ctx context.Context) {
 func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 	cfg := &o.r.cfg
 	if o.sess == nil {
+		if wait := time.Until(o.retryAt); wait > 0 {
+			return wait
+		}
 		var s dialects.Session
 		var err error
 		if f := o.r.fleet; f != nil {
@@ -151,13 +164,17 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 			s, err = o.r.d.OpenSession(ctx, o.r.db, cfg.Owner, cfg.LeaseDuration)
 		}
 		if err != nil {
-			if ctx.Err() == nil {
+			o.openFails++
+			if ctx.Err() == nil && time.Since(o.openLogged) >= dbLogEvery {
 				cfg.Logger.ErrorContext(ctx, "jitoutbox relay: cannot open an ownership session; retrying",
-					"owner", cfg.Owner, "err", err)
+					"owner", cfg.Owner, "err", err, "failures_since_last_log", o.openFails)
+				o.openFails, o.openLogged = 0, time.Now()
 			}
 			o.retry = nextTroubleDelay(o.retry, cfg.RebalanceInterval)
+			o.retryAt = time.Now().Add(o.retry)
 			return o.retry
 		}
+		o.retryAt, o.openFails, o.openLogged = time.Time{}, 0, time.Time{}
 		o.sess, o.owned, o.retry, o.hungry = s, nil, 0, hungryFor*int(cfg.RebalanceInterval/hungryInterval)
 		o.hungryGap = hungryFirst
 	}
@@ -169,6 +186,7 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 			"owner", cfg.Owner, "err", err)
 		o.closeSession()
 		o.retry = nextTroubleDelay(o.retry, cfg.RebalanceInterval)
+		o.retryAt = time.Now().Add(o.retry)
 		return o.retry
 	}
 	next := jitter(cfg.RebalanceInterval)
