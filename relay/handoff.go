@@ -122,17 +122,22 @@ func (h *handoff) cycleStarts() {
 	h.mu.Unlock()
 }
 
-// take removes and returns the queued records (Seq order within each
-// commit) and whether a read was asked for.
-func (h *handoff) take() ([]dialects.Record, bool) {
+// take removes and returns up to max queued records (Seq order within
+// each commit), whether a read was asked for, and whether records remain.
+func (h *handoff) take(max int) (recs []dialects.Record, read, more bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	recs, read := h.recs, h.read
+	recs, read = h.recs, h.read
 	h.recs, h.read = nil, false
+	if len(recs) > max {
+		// The rest stays queued (and counted by the sequencer).
+		h.recs = append([]dialects.Record(nil), recs[max:]...)
+		recs, more = recs[:max:max], true
+	}
 	if h.seq != nil {
 		h.seq.Unqueue(recs)
 	}
-	return recs, read
+	return recs, read, more
 }
 
 // signal sends a coalescing wake on c (buffer of one).
