@@ -103,7 +103,7 @@ func (rn *run) publishBatch(ctx context.Context, recs []dialects.Record, fast bo
 	}
 	r.c.released.Add(uint64(out.skipped))
 	if fast {
-		rn.endHandOverHeld(recs, held)
+		rn.endHandOver(recs)
 	}
 	if failErr != nil && res.dbErr == nil {
 		res.dbErr = failErr

@@ -122,22 +122,17 @@ func (h *handoff) cycleStarts() {
 	h.mu.Unlock()
 }
 
-// take removes and returns up to max queued records (Seq order within
-// each commit), whether a read was asked for, and whether records remain.
-func (h *handoff) take(max int) (recs []dialects.Record, read, more bool) {
+// take removes and returns the queued records (Seq order within each
+// commit) and whether a read was asked for.
+func (h *handoff) take() ([]dialects.Record, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	recs, read = h.recs, h.read
+	recs, read := h.recs, h.read
 	h.recs, h.read = nil, false
-	if len(recs) > max {
-		// The rest stays queued (and counted by the sequencer).
-		h.recs = append([]dialects.Record(nil), recs[max:]...)
-		recs, more = recs[:max:max], true
-	}
 	if h.seq != nil {
 		h.seq.Unqueue(recs)
 	}
-	return recs, read, more
+	return recs, read
 }
 
 // signal sends a coalescing wake on c (buffer of one).

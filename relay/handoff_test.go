@@ -2,7 +2,6 @@ package relay
 
 import (
 	"testing"
-	"time"
 
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -41,35 +40,4 @@ func TestHandoffLazyWakeOncePerCycle(t *testing.T) {
 	if n := wakes(1); n != 1 {
 		t.Fatalf("an ordinary commit in a new run: %d lazy wakes, want 1", n)
 	}
-}
-
-// A handed-over row does not wait for the ack of another aggregate's
-// hand-over batch: while the batch carrying a/0 waits for its ack, b/0 is
-// published in a batch of its own (the hand-over lane keeps a window of
-// batches in flight). a/0 is published once its ack comes.
-func TestHandOverDoesNotWaitForAnotherAggregatesAck(t *testing.T) {
-	forEachTarget(t, func(t *testing.T, e env) {
-		rec := newRecorder(nil)
-		hold := newHoldPublisher(rec, "a/0")
-		defer hold.open()
-		hooks := &hookRecorder{}
-		cfg := testConfig("r1")
-		cfg.Hooks = hooks
-		_, ob, _ := startHandingOver(t, e, hold, cfg)
-		commit(t, ob, "a", 0, 1, false, txoutbox.TimeCritical())
-		hold.waitEntered(t)
-		commit(t, ob, "b", 0, 1, false, txoutbox.TimeCritical())
-		waitFor(t, 5*time.Second, "b/0 published while a/0 waits for its ack", func() bool { return rec.publishedPayload("b/0") })
-		if rec.publishedPayload("a/0") {
-			t.Error("a/0 published before its publish was let go")
-		}
-		hold.open()
-		waitFor(t, 10*time.Second, "a/0 published", func() bool { return rec.publishedPayload("a/0") })
-		rec.check(t)
-		hooks.mu.Lock()
-		defer hooks.mu.Unlock()
-		if hooks.fast != 2 {
-			t.Errorf("%d hand-over batches, want 2 (a/0's and b/0's)", hooks.fast)
-		}
-	})
 }

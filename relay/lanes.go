@@ -36,43 +36,32 @@ import (
 // every row committed before the wake is due; without it such a row would
 // wait for the read lane, which may be deep in a backlog.
 
-// handOverWindow is how many hand-over batches may be in flight at once.
-// A row handed over while a batch waits for its acks goes out in the next
-// batch at once instead of waiting for that ack (unless its aggregate is in
-// flight: the sequencer keeps it back until that batch ended, so no
-// aggregate ever has two batches in flight).
-const handOverWindow = 4
-
 // fastLoop is the hand-over lane: it publishes handed-over records as they
-// come, up to handOverWindow batches in flight (each on its own goroutine,
-// holding fastBatch's read lock), and runs critical reads when asked, until
-// ctx ends; then it waits for its batches in flight.
+// come, and runs critical reads when asked, until ctx ends.
 func (rn *run) fastLoop(ctx context.Context) {
 	// again runs the follow-up critical read of the last wake (see above).
 	again := time.NewTimer(time.Hour)
 	again.Stop()
 	defer again.Stop()
-	// done receives a batch's end; its buffer never blocks a batch, even
-	// while this goroutine waits in a critical read for the batches to end.
-	done := make(chan struct{}, handOverWindow)
-	inFlight := 0
-	defer func() {
-		for ; inFlight > 0; inFlight-- {
-			<-done
-		}
-	}()
-	// queued: the hand-over queue may hold rows; ended: a batch ended, so
-	// rows waiting for its aggregates may go.
-	queued, ended := false, false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-rn.wakes.handoff:
-			queued = true
-		case <-done:
-			inFlight--
-			ended = true
+			recs, read := rn.r.hand.take()
+			if read {
+				// Rows that could not be handed over: a critical read
+				// (next round), then the read lane reads.
+				signal(rn.wakes.critical)
+			}
+			for len(recs) > 0 && ctx.Err() == nil {
+				n := min(len(recs), rn.r.cfg.BatchSize)
+				rn.fastBatch.Lock()
+				rn.publishFast(ctx, recs[:n], nil)
+				rn.fastBatch.Unlock()
+				recs = recs[n:]
+			}
+			rn.endHandOver(nil) // rows taken but not published (already published, moved) were left by the read lane too
 		case <-rn.wakes.critical:
 			// A later wake's follow-up covers the earlier wakes' too.
 			if d := rn.criticalRead(ctx, rn.clock.clock()); d > 0 {
@@ -81,52 +70,7 @@ func (rn *run) fastLoop(ctx context.Context) {
 		case <-again.C:
 			rn.criticalRead(ctx, time.Time{})
 		}
-		for inFlight < handOverWindow && ctx.Err() == nil && (queued || ended) {
-			ended = false
-			recs, read, more := rn.r.hand.take(rn.r.cfg.BatchSize)
-			queued = more
-			if read {
-				// Rows that could not be handed over: a critical read
-				// (next round), then the read lane reads.
-				signal(rn.wakes.critical)
-			}
-			rn.fastBatch.RLock()
-			batch := rn.takeFast(recs)
-			if len(batch) == 0 {
-				rn.fastBatch.RUnlock()
-				continue
-			}
-			inFlight++
-			go func() {
-				defer func() { done <- struct{}{} }()
-				defer rn.fastBatch.RUnlock()
-				rn.publishTaken(ctx, batch)
-			}()
-		}
 	}
-}
-
-// takeFast asks the sequencer for the records of recs (and the waiting
-// ones) that the hand-over lane publishes now (none during a broker
-// outage, which the read lane backs off from), and wakes the read lane for
-// the rest.
-func (rn *run) takeFast(recs []dialects.Record) []dialects.Record {
-	var batch []dialects.Record
-	dropped := len(recs) > 0
-	if rn.broker.InOutage() {
-		dropped = rn.seq.DropWaiting() || dropped
-	} else {
-		batch, dropped = rn.seq.TakeHandOver(recs, rn.r.hand.owns)
-	}
-	if dropped {
-		signal(rn.wakes.urgent)
-	}
-	if len(batch) == 0 {
-		// Rows taken but not published (already published, moved) were
-		// left by the read lane too.
-		rn.endHandOver(nil)
-	}
-	return batch
 }
 
 // publishFast publishes a hand-over batch (called with fastBatch held):
@@ -143,28 +87,23 @@ func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake fun
 	if wake != nil {
 		wake()
 	}
-	published := len(batch) > 0 && rn.publishTaken(ctx, batch)
-	if dropped {
-		signal(rn.wakes.urgent)
-	}
-	return published
-}
-
-// publishTaken publishes a batch TakeHandOver kept and reports whether any
-// of it was published.
-func (rn *run) publishTaken(ctx context.Context, batch []dialects.Record) bool {
 	var res cycleResult
-	res.claimed = len(batch)
-	rn.publishBatch(ctx, batch, true, &res)
-	if !res.retryAt.IsZero() {
-		// A failed row's retry: the read lane owns the schedule
-		// (without it the row waits for the poll).
-		rn.fastRetries.Add(res.retryAt)
+	if len(batch) > 0 {
+		res.claimed = len(batch)
+		rn.publishBatch(ctx, batch, true, &res)
+		if !res.retryAt.IsZero() {
+			// A failed row's retry: the read lane owns the schedule
+			// (without it the row waits for the poll).
+			rn.fastRetries.Add(res.retryAt)
+		}
+		if res.dbErr != nil || res.outage || res.more || res.unavailable {
+			// Rows left pending (a failure, an outage, a broker that
+			// could not take them): the read lane takes over, with its
+			// back-off.
+			signal(rn.wakes.urgent)
+		}
 	}
-	if res.dbErr != nil || res.outage || res.more || res.unavailable {
-		// Rows left pending (a failure, an outage, a broker that
-		// could not take them): the read lane takes over, with its
-		// back-off.
+	if dropped {
 		signal(rn.wakes.urgent)
 	}
 	return res.published > 0
@@ -240,13 +179,7 @@ func (rn *run) criticalRead(ctx context.Context, woke time.Time) (again time.Dur
 // endHandOver ends a hand-over batch (its outcome is written), and wakes
 // a read lane that left rows of its aggregates alone.
 func (rn *run) endHandOver(batch []dialects.Record) {
-	rn.endHandOverHeld(batch, nil)
-}
-
-// endHandOverHeld is endHandOver for a batch that held aggregates behind
-// its failures: their rows waiting for the batch go to the read lane.
-func (rn *run) endHandOverHeld(batch []dialects.Record, held map[string]bool) {
-	if rn.seq.EndHandOver(batch, held) {
+	if rn.seq.EndHandOver(batch) {
 		signal(rn.wakes.urgent)
 	}
 }

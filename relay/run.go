@@ -56,10 +56,9 @@ type run struct {
 	validUntil atomic.Int64 // lease dialects: ownership certain until then (unix ns; 0: no limit)
 	lastBatch  atomic.Int64 // when the last batch started (unix ns), for the owner's busy checks
 
-	// fastBatch is read-locked by each hand-over batch in flight and
-	// locked by a critical read (lanes.go); apply locks it, so that
-	// ownership changes wait for those batches too.
-	fastBatch sync.RWMutex
+	// fastBatch is held by the hand-over lane while its batch is in flight;
+	// apply takes it, so that ownership changes wait for that batch too.
+	fastBatch sync.Mutex
 
 	// seq decides which lane publishes a row: the aggregates each lane
 	// has queued or in flight, the seqs published recently.

@@ -36,15 +36,6 @@
 // read-lane batches that end go to a set that TakeHandOver leaves to the
 // read lane.
 //
-// The hand-over lane keeps a window of batches in flight, never two for
-// one aggregate: TakeHandOver keeps back (waiting) the handed-over rows of
-// an aggregate that an earlier hand-over batch has in flight, and the rows
-// of that aggregate behind them, counted as queued so that the read lane
-// leaves them alone too; the next TakeHandOver after that batch ended
-// takes them first. A batch that ended with its aggregate held behind a
-// failure leaves the aggregate's waiting rows to the read lane, which
-// reads them with the failure's block.
-//
 // The recent seqs keep a row from being published twice while its mark is
 // queued or written (and, after a fenced mark, until the session changes):
 // MarkFailed forgets seqs whose mark failed, NewSession forgets them all,
@@ -61,8 +52,6 @@
 package sequencer
 
 import (
-	"cmp"
-	"slices"
 	"sync"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
@@ -82,10 +71,7 @@ type Sequencer struct {
 	mu       sync.Mutex
 	queued   map[string]int  // aggregates of handed-over rows not yet taken by the hand-over lane
 	read     map[string]bool // aggregates of the read lane's batch in flight
-	handOver map[string]bool // aggregates of the hand-over lane's batches in flight
-	// waiting: handed-over rows kept back (in order) because an earlier
-	// hand-over batch has their aggregate in flight; counted in queued.
-	waiting []dialects.Record
+	handOver map[string]bool // aggregates of the hand-over lane's batch in flight
 	// readWaiting: the read lane left rows of the hand-over lane's
 	// aggregates alone; EndHandOver says to wake it.
 	readWaiting bool
@@ -119,103 +105,48 @@ func (s *Sequencer) Unqueue(recs []dialects.Record) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range recs {
-		s.unqueue(Key(&recs[i]))
+		k := Key(&recs[i])
+		if s.queued[k] <= 1 {
+			delete(s.queued, k)
+		} else {
+			s.queued[k]--
+		}
 	}
 }
 
 // TakeHandOver keeps the handed-over (or critically read) records of
 // partitions owned that were not published already and whose aggregate
 // the read lane has not in flight (nor had, since BeginCritical), and
-// records their aggregates as the hand-over lane's in flight. Rows it kept
-// back earlier (waiting) whose aggregate is no longer in flight come
-// first. A record whose aggregate an earlier hand-over batch has in
-// flight waits, with the records of its aggregate after it, for the next
-// call after that batch ended (see the package doc). dropped reports
-// records left to the read lane.
+// records their aggregates as the hand-over lane's in flight. dropped
+// reports records left to the read lane.
 func (s *Sequencer) TakeHandOver(recs []dialects.Record, owned func(partition int) bool) (kept []dialects.Record, dropped bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var waitFor map[string]bool // aggregates whose rows wait in this call
-	var taken map[int64]bool    // seqs taken in this call (a waiting row may be read again)
-	waiting := s.waiting
-	s.waiting = nil
-	take := func(rec *dialects.Record, wasWaiting bool) {
-		k := Key(rec)
-		if s.handOver[k] || waitFor[k] {
-			if waitFor == nil {
-				waitFor = make(map[string]bool)
-			}
-			waitFor[k] = true
-			s.waiting = append(s.waiting, *rec)
-			if !wasWaiting {
-				s.queued[k]++
-			}
-			return
-		}
-		if wasWaiting {
-			s.unqueue(k)
-		}
+	for i := range recs {
+		rec := &recs[i]
 		if !owned(rec.Partition) {
-			return // the partition moved: its new owner reads it
+			continue // the partition moved: its new owner reads it
 		}
-		if _, dup := s.recent[rec.Seq]; dup || taken[rec.Seq] {
-			return
+		if _, dup := s.recent[rec.Seq]; dup {
+			continue
 		}
-		if s.read[k] || s.ended[k] {
+		if k := Key(rec); s.read[k] || s.ended[k] {
 			dropped = true
-			return
+			continue
 		}
-		if taken == nil {
-			taken = make(map[int64]bool)
-		}
-		taken[rec.Seq] = true
 		kept = append(kept, *rec)
 	}
-	for i := range waiting {
-		take(&waiting[i], true)
-	}
-	for i := range recs {
-		take(&recs[i], false)
-	}
-	// Waiting rows come first, but a critically read row may be older:
-	// the batch's waves go in Seq order.
-	slices.SortStableFunc(kept, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	for i := range kept {
 		s.handOver[Key(&kept[i])] = true
 	}
 	return kept, dropped
 }
 
-// unqueue (called with mu held) counts one row of aggregate k out of
-// queued.
-func (s *Sequencer) unqueue(k string) {
-	if s.queued[k] <= 1 {
-		delete(s.queued, k)
-	} else {
-		s.queued[k]--
-	}
-}
-
-// DropWaiting leaves every waiting row to the read lane (the hand-over
-// lane takes nothing during a broker outage) and reports whether there
-// was any: wake the read lane.
-func (s *Sequencer) DropWaiting() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range s.waiting {
-		s.unqueue(Key(&s.waiting[i]))
-	}
-	n := len(s.waiting)
-	s.waiting = nil
-	return n > 0
-}
-
 // EndHandOver ends a hand-over batch (its outcome is written): its
-// aggregates are no longer in flight. The rows waiting for an aggregate
-// in held (behind a failure in the batch) are left to the read lane. It
-// reports whether the read lane left rows alone for the hand-over lane
-// since it was last woken, or was left rows now: wake it to read them.
-func (s *Sequencer) EndHandOver(batch []dialects.Record, held map[string]bool) (wakeRead bool) {
+// aggregates are no longer in flight. It reports whether the read lane
+// left rows alone for the hand-over lane since it was last woken: wake it
+// to read them.
+func (s *Sequencer) EndHandOver(batch []dialects.Record) (wakeRead bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range batch {
@@ -223,19 +154,6 @@ func (s *Sequencer) EndHandOver(batch []dialects.Record, held map[string]bool) (
 	}
 	wakeRead = s.readWaiting
 	s.readWaiting = false
-	if len(held) > 0 {
-		keep := s.waiting[:0]
-		for _, rec := range s.waiting {
-			if k := Key(&rec); held[k] {
-				s.unqueue(k)
-				wakeRead = true
-				continue
-			}
-			keep = append(keep, rec)
-		}
-		clear(s.waiting[len(keep):])
-		s.waiting = keep
-	}
 	return wakeRead
 }
 

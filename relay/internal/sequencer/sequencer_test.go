@@ -71,10 +71,10 @@ func TestReadLeavesHandOverAggregates(t *testing.T) {
 		t.Error("ReadWaiting false after the read left rows to the hand-over lane")
 	}
 	s.EndRead()
-	if !s.EndHandOver(batch, nil) {
+	if !s.EndHandOver(batch) {
 		t.Error("EndHandOver did not say to wake the waiting read lane")
 	}
-	if s.ReadWaiting() || s.EndHandOver(nil, nil) {
+	if s.ReadWaiting() || s.EndHandOver(nil) {
 		t.Error("the read lane is to be woken again without having left rows since")
 	}
 	if got := keep(s, rec(2, "a")); !slices.Equal(got, []int64{2}) {
@@ -90,7 +90,7 @@ func TestEndHandOverWakesOnlyAWaitingRead(t *testing.T) {
 	if got := keep(s, rec(2, "b")); !slices.Equal(got, []int64{2}) {
 		t.Fatalf("read kept %v, want [2]", got)
 	}
-	if s.EndHandOver(batch, nil) {
+	if s.EndHandOver(batch) {
 		t.Error("EndHandOver says to wake a read lane that left nothing")
 	}
 }
@@ -111,7 +111,7 @@ func TestReadLeavesQueuedAggregates(t *testing.T) {
 		t.Errorf("read kept %v with a row of a still queued, want none", got)
 	}
 	s.Unqueue(second)
-	if !s.EndHandOver(nil, nil) {
+	if !s.EndHandOver(nil) {
 		t.Error("EndHandOver did not say to wake the read lane that left queued rows")
 	}
 	if got := keep(s, rec(1, "a")); !slices.Equal(got, []int64{1}) {
@@ -132,7 +132,7 @@ func TestCriticalWatchLeavesEndedReadAggregates(t *testing.T) {
 	if !slices.Equal(seqs(kept), []int64{2}) || !dropped {
 		t.Errorf("hand-over took %v dropped=%v during the watch, want [2] and dropped", seqs(kept), dropped)
 	}
-	s.EndHandOver(kept, nil)
+	s.EndHandOver(kept)
 	s.EndCritical()
 	if kept, _ := s.TakeHandOver([]dialects.Record{rec(1, "a")}, all); !slices.Equal(seqs(kept), []int64{1}) {
 		t.Errorf("hand-over took %v after the watch, want [1]", seqs(kept))
@@ -159,7 +159,7 @@ func TestRecentSkipsPublished(t *testing.T) {
 	if len(kept) != 0 || dropped {
 		t.Errorf("hand-over took %v dropped=%v, want none, not dropped (published already)", seqs(kept), dropped)
 	}
-	s.EndHandOver(kept, nil)
+	s.EndHandOver(kept)
 	s.MarkFailed([]int64{1})
 	if got := keep(s, rec(1, "a"), rec(2, "b")); !slices.Equal(got, []int64{1}) {
 		t.Errorf("read kept %v after 1's mark failed, want [1]", got)
@@ -252,71 +252,5 @@ func TestKeepReadHoldsAggregatesOfPartitionsNotOwned(t *testing.T) {
 	out, _, _ = s.KeepRead([]dialects.Record{rec(20, "a"), rec(21, "c")}, held, 10, all)
 	if got := seqs(out); !slices.Equal(got, []int64{21}) {
 		t.Errorf("kept %v once partition 0 is back, want [21]: seq 20 of a would pass seq 10", got)
-	}
-}
-
-// Never two hand-over batches in flight for one aggregate: a handed-over
-// row of an aggregate an earlier hand-over batch has in flight waits, with
-// the rows of its aggregate after it, counted as queued (the read lane
-// leaves it alone), and the first TakeHandOver after that batch ended takes
-// it, before the rows it is given and in Seq order.
-func TestHandOverWaitsForItsAggregatesBatch(t *testing.T) {
-	s := New()
-	first, _ := s.TakeHandOver([]dialects.Record{rec(1, "a")}, all)
-	kept, dropped := s.TakeHandOver([]dialects.Record{rec(2, "a"), rec(3, "b"), rec(4, "a")}, all)
-	if !slices.Equal(seqs(kept), []int64{3}) || dropped {
-		t.Fatalf("hand-over took %v dropped=%v with a in flight, want [3], not dropped", seqs(kept), dropped)
-	}
-	if got := keep(s, rec(2, "a"), rec(4, "a")); len(got) != 0 {
-		t.Errorf("read kept %v, want none: a's rows wait for the hand-over lane", got)
-	}
-	s.EndRead()
-	if kept, _ := s.TakeHandOver([]dialects.Record{rec(5, "c")}, all); !slices.Equal(seqs(kept), []int64{5}) {
-		t.Errorf("hand-over took %v with a still in flight, want [5]", seqs(kept))
-	}
-	if !s.EndHandOver(first, nil) {
-		t.Error("EndHandOver did not say to wake the read lane that left a's rows")
-	}
-	kept, _ = s.TakeHandOver([]dialects.Record{rec(0, "d"), rec(6, "e")}, all)
-	if !slices.Equal(seqs(kept), []int64{0, 2, 4, 6}) {
-		t.Errorf("hand-over took %v after a's batch ended, want [0 2 4 6] (the waiting rows, in Seq order)", seqs(kept))
-	}
-	s.EndHandOver(kept, nil)
-	if got := keep(s, rec(7, "a")); !slices.Equal(got, []int64{7}) {
-		t.Errorf("read kept %v, want [7]: nothing of a waits any more", got)
-	}
-}
-
-// A hand-over batch that held its aggregate behind a failure leaves the
-// rows waiting for it to the read lane (which reads them with the
-// failure's block); DropWaiting (a broker outage) leaves them all.
-func TestHandOverFailureLeavesWaitingRowsToRead(t *testing.T) {
-	s := New()
-	first, _ := s.TakeHandOver([]dialects.Record{rec(1, "a"), rec(2, "b")}, all)
-	s.TakeHandOver([]dialects.Record{rec(3, "a"), rec(4, "b")}, all)
-	if !s.EndHandOver(first, map[string]bool{Key(&first[0]): true}) {
-		t.Error("EndHandOver did not say to wake the read lane for a's waiting row")
-	}
-	if got := keep(s, rec(3, "a"), rec(4, "b")); !slices.Equal(got, []int64{3}) {
-		t.Errorf("read kept %v, want [3]: a's row is the read lane's, b's still waits", got)
-	}
-	s.EndRead()
-	if kept, _ := s.TakeHandOver(nil, all); !slices.Equal(seqs(kept), []int64{4}) {
-		t.Errorf("hand-over took %v, want [4]", seqs(kept))
-	}
-
-	s = New()
-	s.TakeHandOver([]dialects.Record{rec(1, "a")}, all)
-	s.TakeHandOver([]dialects.Record{rec(2, "a")}, all)
-	if !s.DropWaiting() || s.DropWaiting() {
-		t.Error("DropWaiting did not report the waiting row once")
-	}
-	if got := keep(s, rec(2, "a")); len(got) != 0 {
-		t.Errorf("read kept %v, want none: a's batch is still in flight", got)
-	}
-	s.EndRead()
-	s.EndHandOver([]dialects.Record{rec(1, "a")}, nil)
-	if got := keep(s, rec(2, "a")); !slices.Equal(got, []int64{2}) {
-		t.Errorf("read kept %v, want [2]: the dropped row is the read lane's", got)
 	}
 }
