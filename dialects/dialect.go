@@ -288,7 +288,9 @@ type ReadRequest struct {
 	Horizon int64
 	// Limit is the most rows returned (> 0).
 	Limit int
-	// Now is the relay's clock.
+	// Now is the relay's clock. It decides the due-ness of retried and
+	// scheduled rows (and of holds and blocks); a row never tried and not
+	// scheduled is due once it is visible, whatever Now says.
 	Now time.Time
 }
 
@@ -358,7 +360,9 @@ type CriticalRequest struct {
 //     changes nothing in it.
 //   - Due times are the database's: Now reads its clock, and relays pass
 //     times on it (ReadRequest.Now, NextDue's now) by measuring their
-//     offset to it.
+//     offset to it. A row never tried and not scheduled needs no clock: it
+//     was due at its INSERT, so Read and ReadCritical return it once it is
+//     committed, however far the relay's measure lags.
 type Dialect interface {
 	// Name is the dialect's name: "postgres", "mysql" or "sqlite".
 	Name() string

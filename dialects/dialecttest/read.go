@@ -29,8 +29,16 @@ func testReadPartitionsOrderLimit(t *testing.T, tgt Target) {
 	if recs, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: e.all(), Limit: 0, Now: e.at(0)}); err != nil || len(recs.Records) != 0 {
 		t.Fatalf("Read limit 0: %d rows, %v", len(recs.Records), err)
 	}
-	// Not yet due: next attempt = the database's time of the INSERT.
-	wantIDs(t, "before due", e.readAbs(beforeInsert.Add(-time.Microsecond)))
+	// A clock behind the inserts (a relay's idea of the database's time
+	// lags it): rows never tried were due at their INSERT, so they are due
+	// all the same, from the start and ahead.
+	behind := beforeInsert.Add(-time.Microsecond)
+	wantIDs(t, "clock behind the inserts", e.readAbs(behind), a, b, c, d, x)
+	ahead, err := e.d.Read(e.ctx, e.db, dialects.ReadRequest{Partitions: []int{0, 1, 2}, After: all[1].Seq, Limit: 10, Now: behind})
+	if err != nil {
+		t.Fatalf("Read ahead: %v", err)
+	}
+	wantIDs(t, "ahead, clock behind the inserts", ahead.Records, c, d)
 	// Read writes nothing: it is the same again; published and dead rows
 	// are left out.
 	wantIDs(t, "again", e.readAll(0), a, b, c, d, x)

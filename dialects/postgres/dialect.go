@@ -107,9 +107,9 @@ func New(opts ...Option) (*Dialect, error) {
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
 		Name: "postgres",
-		// 009: deliver_at, the holds and read_v3, which writers and
-		// relays of this code use.
-		Needed: 9,
+		// 009: deliver_at and the holds, which writers of this code
+		// use; 010: read_v4, which its relays call.
+		Needed: 10,
 	}
 	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Dollar); err != nil {
 		panic("postgres: " + err.Error())

@@ -7,6 +7,8 @@
 -- (<table>_held) leaves out the rows after an aggregate's scheduled row until
 -- the hold's due time; reads ahead use the chain's @now, so it holds for the
 -- whole chain.
+-- A row never tried and not scheduled is due once committed, whatever @now
+-- (the relay's idea of the database's clock, up to a round trip behind it).
 SELECT {{record_columns}},
        CASE WHEN EXISTS (SELECT 1 FROM {{table}}_blocked k WHERE k.part IN (@parts...)) THEN 0
             ELSE (SELECT MAX(h.seq) FROM {{table}} h) END AS horizon
@@ -14,7 +16,7 @@ FROM {{table}} o USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)
 WHERE o.state = 0
   AND o.part IN (@parts...)
   AND o.seq > @after
-  AND o.next_attempt_at <= @now
+  AND (o.next_attempt_at <= @now OR (o.attempts = 0 AND o.deliver_at IS NULL))
   AND NOT EXISTS (
       SELECT 1 FROM {{table}}_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id

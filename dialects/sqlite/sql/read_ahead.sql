@@ -8,7 +8,7 @@ FROM (
     WHERE w.state = 0
       AND +w.part IN (SELECT value FROM json_each(@parts))
       AND w.seq > @after
-      AND w.next_attempt_at <= @now
+      AND (w.next_attempt_at <= @now OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT @window
 ) o

@@ -7,7 +7,7 @@ FROM outbox o USE INDEX (outbox_claim_idx, outbox_part_idx)
 WHERE o.state = 0
   AND o.part IN (?, ?)
   AND o.seq > ?
-  AND o.next_attempt_at <= ?
+  AND (o.next_attempt_at <= ? OR (o.attempts = 0 AND o.deliver_at IS NULL))
   AND NOT EXISTS (
       SELECT 1 FROM outbox_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
@@ -29,7 +29,7 @@ FROM app.jit_outbox o USE INDEX (jit_outbox_claim_idx, jit_outbox_part_idx)
 WHERE o.state = 0
   AND o.part IN (?, ?)
   AND o.seq > ?
-  AND o.next_attempt_at <= ?
+  AND (o.next_attempt_at <= ? OR (o.attempts = 0 AND o.deliver_at IS NULL))
   AND NOT EXISTS (
       SELECT 1 FROM app.jit_outbox_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id

@@ -6,7 +6,7 @@ FROM (
     WHERE w.state = 0
       AND w.part IN (?, ?)
       AND w.seq > ?
-      AND w.next_attempt_at <= ?
+      AND (w.next_attempt_at <= ? OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?
 ) o
@@ -35,7 +35,7 @@ FROM (
     WHERE w.state = 0
       AND w.part IN (?, ?)
       AND w.seq > ?
-      AND w.next_attempt_at <= ?
+      AND (w.next_attempt_at <= ? OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?
 ) o

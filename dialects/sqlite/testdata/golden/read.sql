@@ -7,7 +7,7 @@ FROM outbox o
 WHERE o.state = 0
   AND +o.part IN (SELECT value FROM json_each(?1))
   AND o.seq > ?2
-  AND o.next_attempt_at <= ?3
+  AND (o.next_attempt_at <= ?3 OR (o.attempts = 0 AND o.deliver_at IS NULL))
   AND NOT EXISTS (
       SELECT 1 FROM outbox_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
@@ -29,7 +29,7 @@ FROM jit_outbox o
 WHERE o.state = 0
   AND +o.part IN (SELECT value FROM json_each(?1))
   AND o.seq > ?2
-  AND o.next_attempt_at <= ?3
+  AND (o.next_attempt_at <= ?3 OR (o.attempts = 0 AND o.deliver_at IS NULL))
   AND NOT EXISTS (
       SELECT 1 FROM jit_outbox_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id

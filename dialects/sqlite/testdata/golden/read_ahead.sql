@@ -6,7 +6,7 @@ FROM (
     WHERE w.state = 0
       AND +w.part IN (SELECT value FROM json_each(?1))
       AND w.seq > ?2
-      AND w.next_attempt_at <= ?3
+      AND (w.next_attempt_at <= ?3 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?4
 ) o
@@ -35,7 +35,7 @@ FROM (
     WHERE w.state = 0
       AND +w.part IN (SELECT value FROM json_each(?1))
       AND w.seq > ?2
-      AND w.next_attempt_at <= ?3
+      AND (w.next_attempt_at <= ?3 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?4
 ) o

@@ -1,0 +1,3 @@
+-- Marks the version from which Migrate installs read_v4 (a row never tried
+-- and not scheduled is due once committed, whatever the relay's clock);
+-- relays of this code call it. See docs/schema.md.

@@ -1,0 +1,3 @@
+-- Empty: the relay's read is a plain statement here (read.sql,
+-- read_ahead.sql), changed in place: a row never tried and not scheduled is
+-- due once committed, whatever the relay's clock.
