@@ -108,7 +108,8 @@ func New(opts ...Option) (*Dialect, error) {
 		},
 		Name: "postgres",
 		// 009: deliver_at and the holds, which writers of this code
-		// use; 010: read_v4, which its relays call.
+		// use; 010: read_v4, which its relays call (one version across
+		// databases: this code needs 10 everywhere).
 		Needed: 10,
 	}
 	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Dollar); err != nil {

@@ -105,8 +105,9 @@ func New(opts ...Option) (*Dialect, error) {
 			"fill-partitions":        d.fillPartitions,
 			"check-idempotency-keys": d.checkIdempotencyKeys,
 		},
-		Name:   "sqlite",
-		Needed: 9,
+		Name: "sqlite",
+		// 010: one version across databases (docs/schema.md).
+		Needed: 10,
 	}
 	// The rows bind with '?' (a name appears once in a row): the
 	// statements' ?N numbering would not follow the rows.
