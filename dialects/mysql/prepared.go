@@ -20,28 +20,27 @@ const maxPreparedRows = 4
 // prepare, an execute and a close (two round trips, three packets) unless
 // the DSN asks it to interpolate; on a dialects.PooledTx, a statement of at
 // most maxPreparedRows rows runs through the dialect's statement prepared
-// on the pool, which each connection prepares once: one round trip.
-func (d *Dialect) txStmt(ctx context.Context, q dialects.Execer, rows int, query string) (*sql.Stmt, error) {
+// on the pool, which each connection prepares once: one round trip. The
+// pool's statement is prepared in the background (the transaction holds a
+// connection of the pool already): until it is, q runs the statement.
+func (d *Dialect) txStmt(ctx context.Context, q dialects.Execer, rows int, query string) *sql.Stmt {
 	ptx, ok := q.(dialects.PooledTx)
 	if !ok || rows > maxPreparedRows {
-		return nil, nil
+		return nil
 	}
-	s, err := d.stmts.Stmt(ctx, ptx.DB, query)
-	if err != nil {
-		return nil, err
+	s := d.stmts.StmtOrPrepare(ptx.DB, query)
+	if s == nil {
+		return nil
 	}
 	// The transaction's statement is closed with the transaction; the
 	// connection keeps its prepared statement for the next one.
-	return ptx.Tx.StmtContext(ctx, s), nil
+	return ptx.Tx.StmtContext(ctx, s)
 }
 
 // execIn runs query, a statement of rows rows, in the caller's transaction
 // q (see txStmt).
 func (d *Dialect) execIn(ctx context.Context, q dialects.Execer, rows int, query string, args ...any) (sql.Result, error) {
-	s, err := d.txStmt(ctx, q, rows, query)
-	if err != nil {
-		return nil, err
-	}
+	s := d.txStmt(ctx, q, rows, query)
 	if s == nil {
 		return q.ExecContext(ctx, query, args...)
 	}
@@ -51,10 +50,7 @@ func (d *Dialect) execIn(ctx context.Context, q dialects.Execer, rows int, query
 // queryIn runs query, a statement of rows rows (or aggregates), in the
 // caller's transaction q (see txStmt).
 func (d *Dialect) queryIn(ctx context.Context, q dialects.Querier, rows int, query string, args ...any) (*sql.Rows, error) {
-	s, err := d.txStmt(ctx, q, rows, query)
-	if err != nil {
-		return nil, err
-	}
+	s := d.txStmt(ctx, q, rows, query)
 	if s == nil {
 		return q.QueryContext(ctx, query, args...)
 	}
