@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -78,5 +79,30 @@ func TestPooledTxPreparesOnce(t *testing.T) {
 		if p := handoff(server, true); p != 0 {
 			t.Fatalf("server %d: the second pooled hand-over prepared %d statements, want 0", server, p)
 		}
+	}
+}
+
+// TestPadList: a mark's list is padded to a power of two (maxList at
+// most) with its last seq, and left alone when it has that length.
+func TestPadList(t *testing.T) {
+	for _, c := range []struct {
+		in   []int64
+		want []int64
+	}{
+		{[]int64{7}, []int64{7}},
+		{[]int64{7, 9}, []int64{7, 9}},
+		{[]int64{7, 9, 11}, []int64{7, 9, 11, 11}},
+		{[]int64{1, 2, 3, 4, 5}, []int64{1, 2, 3, 4, 5, 5, 5, 5}},
+	} {
+		if got := padList(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("padList(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	big := make([]int64, maxList-1)
+	for i := range big {
+		big[i] = int64(i)
+	}
+	if got := padList(big); len(got) != maxList || got[maxList-1] != big[len(big)-1] {
+		t.Errorf("padList of %d: %d seqs, last %d", len(big), len(got), got[len(got)-1])
 	}
 }
