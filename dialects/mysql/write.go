@@ -126,14 +126,14 @@ func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64
 // to a power of two by repeating its last seq (a duplicate in IN changes
 // nothing), so that the marks of any size share a few statements.
 func (d *Dialect) markPrepared(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
-	seqs := padList(m.Seqs)
-	op, text, args, err := "mark", "", []any(nil), error(nil)
+	op, q := "mark", d.mark
+	named := []sql.NamedArg{sql.Named("seqs", padList(m.Seqs)), sql.Named("token", m.Token)}
 	if m.Delete {
-		op = "mark: delete"
-		text, args, err = d.del.Bind(sql.Named("seqs", seqs), sql.Named("token", m.Token))
+		op, q = "mark: delete", d.del
 	} else {
-		text, args, err = d.mark.Bind(sql.Named("seqs", seqs), sql.Named("at", sqlkit.UTC(m.At)), sql.Named("token", m.Token))
+		named = append(named, sql.Named("at", sqlkit.UTC(m.At)))
 	}
+	text, args, err := q.Bind(named...)
 	if err != nil {
 		return 0, fmt.Errorf("mysql: %s: %w", op, err)
 	}
