@@ -79,6 +79,32 @@ type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// PooledTx is a transaction begun on DB, passed as the Querier of Insert
+// and InsertHandoff by callers that know the pool (txoutbox's Begin): a
+// dialect may then run its hot statements through statements prepared once
+// on DB (sql.Tx.StmtContext), which go-sql-driver/mysql runs in one round
+// trip instead of a prepare, an execute and a close. Dialects that do not
+// look for it run on Tx as on any Querier.
+type PooledTx struct {
+	Tx *sql.Tx
+	DB *sql.DB
+}
+
+// ExecContext runs query on the transaction.
+func (p PooledTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return p.Tx.ExecContext(ctx, query, args...)
+}
+
+// QueryContext runs query on the transaction.
+func (p PooledTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return p.Tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs query on the transaction.
+func (p PooledTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return p.Tx.QueryRowContext(ctx, query, args...)
+}
+
 // Event is one event as it is written into the outbox table.
 type Event struct {
 	// ID is the event id: a UUIDv7 in canonical text form, unique, time-ordered.

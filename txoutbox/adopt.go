@@ -33,7 +33,7 @@ func (o *Outbox) Adopt(ctx context.Context, raw *sql.Tx, txOpts ...TxOption) (*T
 	if raw == nil {
 		return nil, fmt.Errorf("%w: Adopt: nil *sql.Tx", ErrInvalidOption)
 	}
-	t := o.wrap(ctx, raw, txOpts)
+	t := o.wrap(ctx, raw, nil, txOpts)
 	t.stop = context.AfterFunc(ctx, t.abandoned)
 	return t, nil
 }

@@ -63,12 +63,13 @@ func (o *Outbox) Begin(ctx context.Context, opts *sql.TxOptions, txOpts ...TxOpt
 	if err != nil {
 		return nil, fmt.Errorf("txoutbox: begin: %w", err)
 	}
-	return o.wrap(ctx, raw, txOpts), nil
+	return o.wrap(ctx, raw, o.db, txOpts), nil
 }
 
-// wrap builds a Tx around a freshly begun raw transaction.
-func (o *Outbox) wrap(ctx context.Context, raw *sql.Tx, txOpts []TxOption) *Tx {
-	t := &Tx{raw: raw}
+// wrap builds a Tx around a freshly begun raw transaction, begun on pool
+// (nil when adopted: its pool is unknown).
+func (o *Outbox) wrap(ctx context.Context, raw *sql.Tx, pool *sql.DB, txOpts []TxOption) *Tx {
+	t := &Tx{raw: raw, pool: pool}
 	t.buf.init(o, ctx, t, txOpts)
 	return t
 }

@@ -35,7 +35,7 @@ func (o *OutboxX) Beginx(ctx context.Context, opts *sql.TxOptions, txOpts ...TxO
 	if err != nil {
 		return nil, fmt.Errorf("txoutbox: begin: %w", err)
 	}
-	return &TxX{Tx: o.wrap(ctx, x.Tx, txOpts), x: x}, nil
+	return &TxX{Tx: o.wrap(ctx, x.Tx, o.db, txOpts), x: x}, nil
 }
 
 // TxX is the sqlx flavour of Tx: every Tx method (Add, Commit, Rollback,

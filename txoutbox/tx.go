@@ -21,6 +21,10 @@ import (
 type Tx struct {
 	buf buffer
 	raw *sql.Tx
+	// pool is the *sql.DB raw was begun on (Begin), nil for an adopted
+	// transaction: the flush then lets the dialect run its statements
+	// through statements prepared on the pool (dialects.PooledTx).
+	pool *sql.DB
 	// stop ends the watch of an adopted transaction's context (Adopt);
 	// nil for a transaction begun by Begin.
 	stop func() bool
@@ -94,7 +98,11 @@ func (t *Tx) Commit() error {
 	var ho handover
 	if len(events) > 0 {
 		var err error
-		ho, err = t.buf.ob.flush(ctx, t.raw, events, critical, true)
+		var q dialects.Querier = t.raw
+		if t.pool != nil {
+			q = dialects.PooledTx{Tx: t.raw, DB: t.pool}
+		}
+		ho, err = t.buf.ob.flush(ctx, q, events, critical, true)
 		if err != nil {
 			ferr := &FlushError{Events: len(events), Err: err}
 			if rerr := t.raw.Rollback(); rerr != nil && !errors.Is(rerr, sql.ErrTxDone) {

@@ -8,14 +8,19 @@ import (
 )
 
 // handoff runs InsertHandoff in a transaction that is committed or rolled
-// back, and returns its records.
+// back, and returns its records. With e.pooled the transaction is passed as
+// txoutbox's Begin passes it (dialects.PooledTx).
 func (e *env) handoff(commit bool, evs ...dialects.Event) []dialects.Record {
 	e.t.Helper()
 	tx, err := e.db.BeginTx(e.ctx, nil)
 	if err != nil {
 		e.t.Fatalf("begin: %v", err)
 	}
-	recs, err := e.d.InsertHandoff(e.ctx, tx, evs)
+	var q dialects.Querier = tx
+	if e.pooled {
+		q = dialects.PooledTx{Tx: tx, DB: e.db}
+	}
+	recs, err := e.d.InsertHandoff(e.ctx, q, evs)
 	if err != nil {
 		_ = tx.Rollback()
 		e.t.Fatalf("InsertHandoff: %v", err)
@@ -42,9 +47,18 @@ func (e *env) handoff(commit bool, evs ...dialects.Event) []dialects.Record {
 // testInsertHandoff: InsertHandoff returns the events whose aggregate has
 // no pending row and no block (rows of one aggregate inserted together are
 // free together), in Seq order with their Seq, as Read returns them; the
-// others are written and left to Read; a rollback leaves nothing.
+// others are written and left to Read; a rollback leaves nothing. The
+// same on a dialects.PooledTx, which a dialect may run prepared statements
+// on.
 func testInsertHandoff(t *testing.T, tgt Target) {
+	t.Run("Tx", func(t *testing.T) { testInsertHandoffOn(t, tgt, false) })
+	t.Run("PooledTx", func(t *testing.T) { testInsertHandoffOn(t, tgt, true) })
+}
+
+// testInsertHandoffOn is testInsertHandoff on a plain or pooled transaction.
+func testInsertHandoffOn(t *testing.T, tgt Target, pooled bool) {
 	e := setup(t, tgt)
+	e.pooled = pooled
 	s := e.own("r")
 	if recs, err := e.d.InsertHandoff(e.ctx, e.db, nil); err != nil || len(recs) != 0 {
 		t.Fatalf("InsertHandoff of nothing: %v, %v", recs, err)

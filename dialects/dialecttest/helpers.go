@@ -23,6 +23,8 @@ type env struct {
 	d     dialects.Dialect
 	base  time.Time
 	parts int // the table's partition count
+	// pooled: handoff passes its transaction as a dialects.PooledTx.
+	pooled bool
 }
 
 func setup(t testing.TB, tgt Target) *env {

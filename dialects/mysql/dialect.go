@@ -43,7 +43,7 @@ type Dialect struct {
 	insert     *sqlkit.InsertBuilder
 	handoff    *sqlkit.InsertBuilder // insert.sql, rows, insert_handoff_tail.sql (MariaDB)
 	insp       *sqlkit.Inspector     // the Inspector methods' statements
-	stmts      sqlkit.StmtCache      // the read, prepared: one round trip a call
+	stmts      sqlkit.StmtCache      // the reads and small inserts, prepared: one round trip a call
 	sess       sessionSQL
 
 	st *sqlkit.Statements // sql/*.sql for the table
@@ -321,7 +321,7 @@ func (d *Dialect) insertEvents(ctx context.Context, q dialects.Execer, events []
 		if err != nil {
 			return err
 		}
-		if _, err := q.ExecContext(ctx, d.insert.SQL(n), args...); err != nil {
+		if _, err := d.execIn(ctx, q, n, d.insert.SQL(n), args...); err != nil {
 			return fmt.Errorf("mysql: insert %d events: %w", n, err)
 		}
 		events = events[n:]
@@ -359,14 +359,18 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	}
 	var rows *sql.Rows
 	if d.server.Load() == serverMariaDB {
-		rows, err = q.QueryContext(ctx, d.handoff.SQL(n), args...)
+		rows, err = d.queryIn(ctx, q, n, d.handoff.SQL(n), args...)
 	} else {
-		if _, err = q.ExecContext(ctx, d.insert.SQL(n), args...); err == nil {
+		if _, err = d.execIn(ctx, q, n, d.insert.SQL(n), args...); err == nil {
 			ids := make([]string, len(free))
 			for i := range free {
 				ids[i] = free[i].ID
 			}
-			rows, err = sqlkit.QueryRows(ctx, q, d.handoffRead, sql.Named("ids", ids))
+			var text string
+			var vals []any
+			if text, vals, err = d.handoffRead.Bind(sql.Named("ids", ids)); err == nil {
+				rows, err = d.queryIn(ctx, q, len(ids), text, vals...)
+			}
 		}
 	}
 	if err != nil {
@@ -394,7 +398,11 @@ func (d *Dialect) freeEvents(ctx context.Context, q dialects.Querier, events []d
 			aggs = append(aggs, []any{k.part, k.typ, k.id})
 		}
 	}
-	rows, err := sqlkit.QueryRows(ctx, q, d.handoffBusy, sql.Named("aggs", aggs))
+	text, vals, err := d.handoffBusy.Bind(sql.Named("aggs", aggs))
+	if err != nil {
+		return nil, fmt.Errorf("mysql: insert: look for pending rows: %w", err)
+	}
+	rows, err := d.queryIn(ctx, q, len(aggs), text, vals...)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: insert: look for pending rows: %w", err)
 	}

@@ -46,7 +46,8 @@ func affected(op string) func(sql.Result, error) (int64, error) {
 
 // Mark marks (or deletes) m.Seqs in partitions m.Token owns: one statement
 // per 10000 seqs, joined to the partitions table for the fence. With
-// m.Unblock it removes their retry blocks in the same transaction.
+// m.Unblock it removes their retry blocks in the same transaction. A mark
+// of one statement and no unblock runs prepared (markPrepared).
 func (d *Dialect) Mark(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
 	if len(m.Seqs) == 0 {
 		return 0, nil
@@ -100,9 +101,12 @@ func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64
 	}
 	var n int64
 	var err error
-	if m.Delete {
+	switch {
+	case tx == nil:
+		n, err = d.markPrepared(ctx, db, m)
+	case m.Delete:
 		n, err = inBatches(ctx, q, "mark: delete", d.del, "seqs", m.Seqs, sql.Named("token", m.Token))
-	} else {
+	default:
 		n, err = inBatches(ctx, q, "mark", d.mark, "seqs", m.Seqs, sql.Named("at", sqlkit.UTC(m.At)), sql.Named("token", m.Token))
 	}
 	if err != nil {
@@ -114,6 +118,49 @@ func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64
 		}
 	}
 	return n, nil
+}
+
+// markPrepared runs the mark (or delete) of at most maxList seqs outside a
+// transaction through a statement kept prepared on db: one round trip
+// instead of the driver's prepare, execute and close. The list is padded
+// to a power of two by repeating its last seq (a duplicate in IN changes
+// nothing), so that the marks of any size share a few statements.
+func (d *Dialect) markPrepared(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
+	op, q := "mark", d.mark
+	named := []sql.NamedArg{sql.Named("seqs", padList(m.Seqs)), sql.Named("token", m.Token)}
+	if m.Delete {
+		op, q = "mark: delete", d.del
+	} else {
+		named = append(named, sql.Named("at", sqlkit.UTC(m.At)))
+	}
+	text, args, err := q.Bind(named...)
+	if err != nil {
+		return 0, fmt.Errorf("mysql: %s: %w", op, err)
+	}
+	stmt, err := d.stmts.Stmt(ctx, db, text)
+	if err != nil {
+		return 0, fmt.Errorf("mysql: %s: prepare: %w", op, err)
+	}
+	return affected(op)(stmt.ExecContext(ctx, args...))
+}
+
+// padList returns seqs (at most maxList) padded to the next power of two,
+// or to maxList, with copies of its last element.
+func padList(seqs []int64) []int64 {
+	n := 1
+	for n < len(seqs) {
+		n *= 2
+	}
+	n = min(n, maxList)
+	if n == len(seqs) {
+		return seqs
+	}
+	out := make([]int64, n)
+	copy(out, seqs)
+	for i := len(seqs); i < n; i++ {
+		out[i] = seqs[len(seqs)-1]
+	}
+	return out
 }
 
 // Fail records failed attempts on rows of partitions token owns, and their

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"time"
 )
 
 // StmtCache keeps a dialect's hot statements prepared, so each call is one
@@ -12,9 +13,58 @@ import (
 // serve several databases and must never close another's statements. The
 // zero value is ready; safe for concurrent use.
 type StmtCache struct {
-	mu      sync.RWMutex
-	dbs     map[*sql.DB]map[string]*sql.Stmt
-	closing sync.WaitGroup // closeLater's goroutines
+	mu        sync.RWMutex
+	dbs       map[*sql.DB]map[string]*sql.Stmt
+	preparing map[stmtKey]bool // StmtOrPrepare's goroutines at work
+	closing   sync.WaitGroup   // closeLater's and StmtOrPrepare's goroutines
+}
+
+// stmtKey is a statement of one database.
+type stmtKey struct {
+	db    *sql.DB
+	query string
+}
+
+// prepareTimeout bounds StmtOrPrepare's wait for a connection of the pool.
+const prepareTimeout = time.Minute
+
+// StmtOrPrepare returns the statement for query prepared on db if there is
+// one; otherwise nil, and it prepares the statement on a goroutine of its
+// own for the next calls. It is Stmt for callers that hold one of db's
+// connections (a transaction): preparing on the pool takes another
+// connection, and a pool whose connections are all held by such callers
+// would never free one.
+func (c *StmtCache) StmtOrPrepare(db *sql.DB, query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.dbs[db][query]; ok {
+		return s
+	}
+	k := stmtKey{db, query}
+	if c.preparing[k] {
+		return nil
+	}
+	if c.preparing == nil {
+		c.preparing = map[stmtKey]bool{}
+	}
+	c.preparing[k] = true
+	c.closing.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), prepareTimeout)
+		defer cancel()
+		s, err := db.PrepareContext(ctx, query)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.preparing, k)
+		if err != nil {
+			return // the next call tries again
+		}
+		if _, ok := c.dbs[db][query]; ok { // prepared by Stmt meanwhile
+			c.closeLater(s)
+			return
+		}
+		c.put(db, query, s)
+	})
+	return nil
 }
 
 // Stmt returns the statement for query prepared on db, preparing it on first
@@ -36,6 +86,12 @@ func (c *StmtCache) Stmt(ctx context.Context, db *sql.DB, query string) (*sql.St
 		c.closeLater(s) // never handed out
 		return have, nil
 	}
+	c.put(db, query, s)
+	return s, nil
+}
+
+// put keeps s as query's statement on db. The caller holds c.mu.
+func (c *StmtCache) put(db *sql.DB, query string, s *sql.Stmt) {
 	if c.dbs == nil {
 		c.dbs = map[*sql.DB]map[string]*sql.Stmt{}
 	}
@@ -43,7 +99,6 @@ func (c *StmtCache) Stmt(ctx context.Context, db *sql.DB, query string) (*sql.St
 		c.dbs[db] = map[string]*sql.Stmt{}
 	}
 	c.dbs[db][query] = s
-	return s, nil
 }
 
 // Forget closes and drops query's statement on db, so the next Stmt prepares
@@ -58,6 +113,10 @@ func (c *StmtCache) Forget(db *sql.DB, query string) {
 		delete(c.dbs[db], query)
 	}
 }
+
+// Wait returns once the goroutines of StmtOrPrepare, Forget and Stmt's
+// duplicates have ended.
+func (c *StmtCache) Wait() { c.closing.Wait() }
 
 // closeLater closes s on a goroutine of its own. Closing a statement waits
 // until every connection it was prepared on is between statements, and a

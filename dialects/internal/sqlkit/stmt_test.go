@@ -124,3 +124,47 @@ func TestStmtCacheForgetsBesideABusyConnection(t *testing.T) {
 		<-forgot
 	}
 }
+
+// TestStmtOrPrepareNeverWaitsForTheHeldConnection: with the pool's only
+// connection held (by a transaction, say), StmtOrPrepare returns nil at
+// once and prepares once the connection is free; later calls, and a
+// concurrent one meanwhile, get that one statement.
+func TestStmtOrPrepareNeverWaitsForTheHeldConnection(t *testing.T) {
+	ctx := context.Background()
+	const q = "SELECT handoff(?)"
+	db, m, err := sqlmock.New(sqlmock.QueryMatcherOption(sqlmock.QueryMatcherEqual))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	m.ExpectBegin()
+	m.ExpectRollback()
+	m.ExpectPrepare(q)
+
+	var c StmtCache
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.StmtOrPrepare(db, q); s != nil {
+		t.Fatal("a statement before any was prepared")
+	}
+	if s := c.StmtOrPrepare(db, q); s != nil {
+		t.Fatal("a statement while the connection is held")
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	s := c.StmtOrPrepare(db, q)
+	if s == nil {
+		t.Fatal("no statement once the connection was free")
+	}
+	if again, err := c.Stmt(ctx, db, q); err != nil || again != s {
+		t.Fatalf("Stmt after StmtOrPrepare = %p, %v; want %p", again, err, s)
+	}
+	if err := m.ExpectationsWereMet(); err != nil {
+		t.Error(err)
+	}
+}
