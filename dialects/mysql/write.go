@@ -101,13 +101,11 @@ func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64
 	}
 	var n int64
 	var err error
-	switch {
-	case tx == nil:
+	if tx == nil {
 		n, err = d.markPrepared(ctx, db, m)
-	case m.Delete:
-		n, err = inBatches(ctx, q, "mark: delete", d.del, "seqs", m.Seqs, sql.Named("token", m.Token))
-	default:
-		n, err = inBatches(ctx, q, "mark", d.mark, "seqs", m.Seqs, sql.Named("at", sqlkit.UTC(m.At)), sql.Named("token", m.Token))
+	} else {
+		op, mq, args := d.markStatement(m)
+		n, err = inBatches(ctx, q, op, mq, "seqs", m.Seqs, args...)
 	}
 	if err != nil {
 		return 0, err
@@ -126,14 +124,8 @@ func (d *Dialect) mark1(ctx context.Context, db *sql.DB, m dialects.Mark) (int64
 // to a power of two by repeating its last seq (a duplicate in IN changes
 // nothing), so that the marks of any size share a few statements.
 func (d *Dialect) markPrepared(ctx context.Context, db *sql.DB, m dialects.Mark) (int64, error) {
-	op, q := "mark", d.mark
-	named := []sql.NamedArg{sql.Named("seqs", padList(m.Seqs)), sql.Named("token", m.Token)}
-	if m.Delete {
-		op, q = "mark: delete", d.del
-	} else {
-		named = append(named, sql.Named("at", sqlkit.UTC(m.At)))
-	}
-	text, args, err := q.Bind(named...)
+	op, q, named := d.markStatement(m)
+	text, args, err := q.Bind(append(named, sql.Named("seqs", padList(m.Seqs)))...)
 	if err != nil {
 		return 0, fmt.Errorf("mysql: %s: %w", op, err)
 	}
@@ -142,6 +134,15 @@ func (d *Dialect) markPrepared(ctx context.Context, db *sql.DB, m dialects.Mark)
 		return 0, fmt.Errorf("mysql: %s: prepare: %w", op, err)
 	}
 	return affected(op)(stmt.ExecContext(ctx, args...))
+}
+
+// markStatement returns m's statement (delete.sql or mark.sql), its name
+// in errors, and its arguments but the seqs.
+func (d *Dialect) markStatement(m dialects.Mark) (op string, q *sqlkit.Query, args []sql.NamedArg) {
+	if m.Delete {
+		return "mark: delete", d.del, []sql.NamedArg{sql.Named("token", m.Token)}
+	}
+	return "mark", d.mark, []sql.NamedArg{sql.Named("at", sqlkit.UTC(m.At)), sql.Named("token", m.Token)}
 }
 
 // padList returns seqs (at most maxList) padded to the next power of two,
