@@ -146,6 +146,15 @@ func (o *owner) loop(ctx context.Context) {
 	}
 }
 
+// backOff doubles the delay before the next attempt to open a session
+// (bounded by the rebalance interval) and returns it; until it has passed,
+// step opens none whatever wakes it.
+func (o *owner) backOff() time.Duration {
+	o.retry = nextTroubleDelay(o.retry, o.r.cfg.RebalanceInterval)
+	o.retryAt = time.Now().Add(o.retry)
+	return o.retry
+}
+
 // step opens the session if needed and rebalances once; it returns when
 // to run again.
 func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
@@ -170,9 +179,7 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 					"owner", cfg.Owner, "err", err, "failures_since_last_log", o.openFails)
 				o.openFails, o.openLogged = 0, time.Now()
 			}
-			o.retry = nextTroubleDelay(o.retry, cfg.RebalanceInterval)
-			o.retryAt = time.Now().Add(o.retry)
-			return o.retry
+			return o.backOff()
 		}
 		o.retryAt, o.openFails, o.openLogged = time.Time{}, 0, time.Time{}
 		o.sess, o.owned, o.retry, o.hungry = s, nil, 0, hungryFor*int(cfg.RebalanceInterval/hungryInterval)
@@ -185,9 +192,7 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 		cfg.Logger.ErrorContext(ctx, "jitoutbox relay: ownership lost; publishing stopped until a new session owns partitions",
 			"owner", cfg.Owner, "err", err)
 		o.closeSession()
-		o.retry = nextTroubleDelay(o.retry, cfg.RebalanceInterval)
-		o.retryAt = time.Now().Add(o.retry)
-		return o.retry
+		return o.backOff()
 	}
 	next := jitter(cfg.RebalanceInterval)
 	if o.r.fleet != nil && !o.leases {
