@@ -202,7 +202,7 @@ func criticalBehindBacklog(b *testing.B, bin, name string) {
 		evs = evs[k:]
 	}
 	drainStart := time.Now()
-	n.Notify() // the relays read the backlog at once
+	n.Notify(nil) // the relays read the backlog at once
 
 	// Time-critical commits of fresh aggregates at the rate, until the
 	// drain is done and critAfter longer (at most 10 minutes).

@@ -212,8 +212,8 @@ func crossProcessVariants(natsURL string) []wakeVariant {
 
 // drainWakes listens on s and throws the wakes away (a stand-in relay).
 func drainWakes(b *testing.B, ctx context.Context, wg *sync.WaitGroup, s notify.Source) {
-	ch, err := s.Listen(ctx)
-	if err != nil {
+	w := notify.NewWakes()
+	if err := s.Listen(ctx, w); err != nil {
 		b.Fatal(err)
 	}
 	wg.Add(1)
@@ -223,7 +223,8 @@ func drainWakes(b *testing.B, ctx context.Context, wg *sync.WaitGroup, s notify.
 			select {
 			case <-ctx.Done():
 				return
-			case <-ch:
+			case <-w.C():
+				w.Take()
 			}
 		}
 	}()

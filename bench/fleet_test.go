@@ -501,7 +501,7 @@ func gatedDrain(b *testing.B, run func(context.Context) error, g *gate, h *publi
 	seed()
 	begin, before := time.Now(), cnt.Total()
 	close(g.open)
-	g.wake.Notify()
+	g.wake.Notify(nil)
 	select {
 	case <-h.done:
 	case <-time.After(10 * time.Minute):
@@ -661,7 +661,7 @@ func BenchmarkFleetCrossTenant(b *testing.B) {
 		quiet.mu.Unlock()
 		begin := time.Now()
 		seedTable(b, td.admin, busyD, *fleetBacklog, 1000)
-		wake.Notify()
+		wake.Notify(nil)
 		select {
 		case <-busy.done:
 		case <-time.After(10 * time.Minute):

@@ -536,8 +536,8 @@ func BenchmarkLatencyStages(b *testing.B) {
 			local := notify.NewLocal()
 			lctx, lcancel := context.WithCancel(ctx)
 			defer lcancel()
-			wakeCh, err := local.Listen(lctx)
-			if err != nil {
+			wakes := notify.NewWakes()
+			if err := local.Listen(lctx, wakes); err != nil {
 				b.Fatal(err)
 			}
 			st := map[string]*stageTimer{}
@@ -576,7 +576,7 @@ func BenchmarkLatencyStages(b *testing.B) {
 				id, part := commit()
 				time.Sleep(time.Millisecond) // let the wake listener go idle, as between commits
 				b.StartTimer()
-				timeIt("wake", func() { local.Notify(); <-wakeCh })
+				timeIt("wake", func() { local.Notify([]int{part}); <-wakes.C(); wakes.Take() })
 				timeIt("select1", func() {
 					var one int
 					if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {

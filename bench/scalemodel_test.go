@@ -269,8 +269,8 @@ func scaleLatency(b *testing.B, js jetstream.JetStream) {
 	local := notify.NewLocal()
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	wake, err := local.Listen(lctx)
-	if err != nil {
+	wake := notify.NewWakes()
+	if err := local.Listen(lctx, wake); err != nil {
 		b.Fatal(err)
 	}
 	wakeT, ackT, deliverT := &stageTimer{name: "wake"}, &stageTimer{name: "ack"}, &stageTimer{name: "deliver"}
@@ -279,8 +279,9 @@ func scaleLatency(b *testing.B, js jetstream.JetStream) {
 		for range *scaleSamples {
 			time.Sleep(time.Millisecond) // idle between events, as at light load
 			t0 := time.Now()
-			local.Notify()
-			<-wake
+			local.Notify([]int{1})
+			<-wake.C()
+			wake.Take()
 			wakeT.d = append(wakeT.d, time.Since(t0))
 			now := time.Now()
 			m := relay.Message{ID: uuid.Must(uuid.NewV7()).String(), AggregateType: "order", AggregateID: "agg-1",

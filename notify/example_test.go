@@ -8,27 +8,30 @@ import (
 )
 
 // A Local signal is both sides of an in-process wake: the committing side
-// notifies it, a listener waits on it. Wakes carry no data and coalesce: a
-// burst wakes a busy listener once.
+// notifies it with the partitions of its time-critical rows, a listener
+// waits on its Wakes. Wakes coalesce: a burst wakes a busy listener once,
+// for the union of the partitions.
 func ExampleLocal() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sig := notify.NewLocal()
-	wakes, _ := sig.Listen(ctx)
+	wakes := notify.NewWakes()
+	_ = sig.Listen(ctx, wakes)
 
-	sig.Notify()
-	sig.Notify()
+	sig.Notify([]int{7})
+	sig.Notify([]int{3})
 
-	<-wakes
-	fmt.Println("woken")
+	<-wakes.C()
+	parts, any := wakes.Take()
+	fmt.Println("woken for", parts, "any:", any)
 	select {
-	case <-wakes:
+	case <-wakes.C():
 		fmt.Println("woken twice")
 	default:
 		fmt.Println("the burst woke the listener once")
 	}
 	// Output:
-	// woken
+	// woken for [3 7] any: false
 	// the burst woke the listener once
 }
 
@@ -38,11 +41,20 @@ func ExampleMulti() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	local, remote := notify.NewLocal(), notify.NewLocal()
-	a, _ := local.Listen(ctx)
-	b, _ := remote.Listen(ctx)
-	notify.Multi(local, remote).Notify()
-	<-a
-	<-b
+	a, b := notify.NewWakes(), notify.NewWakes()
+	_ = local.Listen(ctx, a)
+	_ = remote.Listen(ctx, b)
+	notify.Multi(local, remote).Notify(nil) // nil: any partition
+	<-a.C()
+	<-b.C()
 	fmt.Println("both woken")
 	// Output: both woken
+}
+
+// A payload names the partitions of a wake on the wire (a NOTIFY payload,
+// a NATS message); an empty or unreadable one means any partition.
+func ExampleParsePayload() {
+	payload := notify.AppendPayload(nil, []int{3, 17})
+	fmt.Printf("%s %v %v\n", payload, notify.ParsePayload(payload), notify.ParsePayload([]byte("")) == nil)
+	// Output: 3,17 [3 17] true
 }

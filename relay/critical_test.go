@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
 
@@ -197,7 +199,7 @@ func TestCriticalReadNoDuplicates(t *testing.T) {
 		// c: the read lane's poll takes it first.
 		commit(t, ob, "c", 0, 1, false, txoutbox.TimeCritical())
 		p.waitEntered(t, "c")
-		sig.Notify()
+		sig.Notify(nil)
 		waitFor(t, 10*time.Second, "a critical read returns c/0", func() bool { return spy.returned("c/0") > 0 })
 		close(releaseC)
 		waitFor(t, 10*time.Second, "c/0 published", func() bool { return rec.publishedPayload("c/0") })
@@ -205,12 +207,12 @@ func TestCriticalReadNoDuplicates(t *testing.T) {
 		// d: the hand-over lane takes it first (the wake beats the poll
 		// most of the time; either way both lanes see it).
 		commit(t, ob, "d", 0, 1, false, txoutbox.TimeCritical())
-		sig.Notify()
+		sig.Notify(nil)
 		p.waitEntered(t, "d")
 		time.Sleep(5 * cfg.PollInterval) // polls read d/0, in flight
 		close(releaseD)
 		for range 20 {
-			sig.Notify()
+			sig.Notify(nil)
 			time.Sleep(time.Millisecond)
 		}
 		waitFor(t, 10*time.Second, "d/0 published", func() bool { return rec.publishedPayload("d/0") })
@@ -255,5 +257,103 @@ func TestCriticalReadBehindASlowClock(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, e env) {
 		e.d = slowClockRead{Dialect: e.d, rtt: 300 * time.Millisecond}
 		criticalFirstBehindABacklog(t, e)
+	})
+}
+
+// readCounter counts a relay's reads: critical reads and the read lane's.
+type readCounter struct {
+	dialects.Dialect
+	critical, reads atomic.Int64
+}
+
+func (c *readCounter) ReadCritical(ctx context.Context, db *sql.DB, req dialects.CriticalRequest) ([]dialects.Record, error) {
+	c.critical.Add(1)
+	return c.Dialect.ReadCritical(ctx, db, req)
+}
+
+func (c *readCounter) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest) (dialects.ReadResult, error) {
+	c.reads.Add(1)
+	return c.Dialect.Read(ctx, db, req)
+}
+
+func (c *readCounter) counts() [2]int64 { return [2]int64{c.critical.Load(), c.reads.Load()} }
+
+// (e) A wake names the partitions of its commit, and only their owner
+// reads. Two relays share a table and a wake source; time-critical commits
+// of another process (an Outbox whose Notifier is that source, with no
+// relay of its own) are published by the owner of their partition, while
+// the other relay runs neither a critical read nor a read of its read lane
+// for them. A wake for any partition still makes both look.
+func TestWakeReachesOnlyTheOwner(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, e env) {
+		sig := notify.NewLocal()
+		rec := newRecorder(nil)
+		names := []string{"a", "b"}
+		relays, counters := map[string]*Relay{}, map[string]*readCounter{}
+		for _, name := range names {
+			counters[name] = &readCounter{Dialect: e.d}
+			cfg := testConfig(name)
+			cfg.Sources = []notify.Source{sig}
+			cfg.RebalanceInterval = time.Minute // b joining is seen at once; nothing moves after
+			ce := e
+			ce.d = counters[name]
+			relays[name] = newRelay(t, ce, rec.as(name), cfg)
+			start(t, relays[name])
+		}
+		waitFor(t, 30*time.Second, "a and b split the partitions", func() bool {
+			a, b := ownedBy(e, relays["a"]), ownedBy(e, relays["b"])
+			return a > 0 && b > 0 && a+b == e.parts
+		})
+		// Let the reads of the partitions taken end.
+		quiet := func() {
+			t.Helper()
+			last := [2][2]int64{}
+			waitFor(t, 10*time.Second, "the relays stop reading", func() bool {
+				now := [2][2]int64{counters["a"].counts(), counters["b"].counts()}
+				same := now == last
+				last = now
+				time.Sleep(100 * time.Millisecond)
+				return same
+			})
+		}
+		quiet()
+
+		ob, err := txoutbox.New(e.db, e.d, txoutbox.WithNotifier(sig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, owner := range names {
+			other := names[0]
+			if owner == other {
+				other = names[1]
+			}
+			before := counters[other].counts()
+			ownerBefore := counters[owner].critical.Load()
+			var agg string
+			for i := 0; agg == "" || !relays[owner].Owns(dialects.PartitionOf("order", agg, e.parts)); i++ {
+				agg = owner + "-" + strconv.Itoa(i)
+			}
+			for i := range 5 {
+				commit(t, ob, agg, i, 1, false, txoutbox.TimeCritical())
+				pl := agg + "/" + strconv.Itoa(i)
+				waitFor(t, 10*time.Second, pl+" published", func() bool { return rec.publishedPayload(pl) })
+			}
+			if got := counters[owner].critical.Load(); got == ownerBefore {
+				t.Errorf("%s, the owner, ran no critical read for its partition's commits", owner)
+			}
+			quiet()
+			if got := counters[other].counts(); got != before {
+				t.Errorf("%s read for wakes of %s's partition: critical reads %d → %d, reads %d → %d",
+					other, owner, before[0], got[0], before[1], got[1])
+			}
+		}
+
+		// A wake for any partition: both look.
+		before := [2]int64{counters["a"].critical.Load(), counters["b"].critical.Load()}
+		sig.Notify(nil)
+		waitFor(t, 10*time.Second, "both relays read after a wake for any partition", func() bool {
+			return counters["a"].critical.Load() > before[0] && counters["b"].critical.Load() > before[1]
+		})
+		rec.check(t)
 	})
 }

@@ -183,7 +183,7 @@ func TestManyRelays(t *testing.T) {
 			more[i].Payload = []byte(more[i].AggregateID + "/" + strconv.Itoa(1_000_000+i))
 		}
 		e.insert(t, more)
-		sig.Notify()
+		sig.Notify(nil)
 		total := n + len(more)
 		waitFor(t, 10*time.Minute, "all events published", func() bool { return rec.published() >= total })
 		for _, stop := range stops {
@@ -315,7 +315,7 @@ func TestPartitionsGainedMidCycleAreReadAtOnce(t *testing.T) {
 		}
 		e.insert(t, theirs) // no wake: r2 polls once an hour
 		e.insert(t, mine)
-		sig.Notify()
+		sig.Notify(nil)
 		select {
 		case <-g.entered:
 		case <-time.After(10 * time.Second):

@@ -42,10 +42,10 @@ func TestFencedMarkDoesNotRepublish(t *testing.T) {
 		rec := newRecorder(nil)
 		sig, _ := startWoken(t, e, rec, testConfig("r1"))
 		e.insert(t, e.events("a", 0, 3))
-		sig.Notify()
+		sig.Notify(nil)
 		waitFor(t, 10*time.Second, "the first publish", func() bool { return rec.published() >= 3 })
 		for range 5 {
-			sig.Notify()
+			sig.Notify(nil)
 			time.Sleep(40 * time.Millisecond) // reads that would publish the rows again have time to
 		}
 		if got := rec.published(); got != 3 {
@@ -130,7 +130,7 @@ func TestStopFinishesThePublishInFlight(t *testing.T) {
 		g := &gatedBroker{open: make(chan struct{}), entered: make(chan struct{}, 1), got: map[string]int{}}
 		sig, stop1 := startWoken(t, e, g, testConfig("r1"))
 		e.insert(t, e.events("a", 0, 3))
-		sig.Notify()
+		sig.Notify(nil)
 		select {
 		case <-g.entered:
 		case <-time.After(10 * time.Second):
@@ -322,7 +322,7 @@ func TestStopMidReleaseKeepsThePartitionsMySQL(t *testing.T) {
 			ev = e.events("x"+strconv.Itoa(i), 0, 1)
 		}
 		e.insert(t, ev)
-		sigA.Notify()
+		sigA.Notify(nil)
 		select {
 		case <-g.entered: // a's batch is in flight
 		case <-time.After(10 * time.Second):
@@ -341,7 +341,7 @@ func TestStopMidReleaseKeepsThePartitionsMySQL(t *testing.T) {
 		}
 		if rb.Owns(ev[0].Partition) {
 			t.Error("b took the partition of a's batch in flight")
-			sigB.Notify()
+			sigB.Notify(nil)
 			waitFor(t, 10*time.Second, "b publishes the row", func() bool { return rec.published() > 0 })
 		}
 		close(g.open)
@@ -349,7 +349,7 @@ func TestStopMidReleaseKeepsThePartitionsMySQL(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 		waitOwnsAll(t, e, rb)
-		sigB.Notify()
+		sigB.Notify(nil)
 		waitFor(t, 10*time.Second, "no row pending", func() bool { return e.stats(t).Pending == 0 })
 		rec.check(t)
 		if n := rec.published(); n != 1 {

@@ -304,13 +304,14 @@ func (f *Fleet) Run(ctx context.Context) error {
 	f.preflight(ctx, &wg)
 	for i := range f.cfg.Sources {
 		src := &f.cfg.Sources[i]
-		var wakes []<-chan struct{}
+		// The partitions a wake names are a table's: the fleet does not
+		// know which table's, so any wake makes it look for due rows in
+		// every table (one Activity statement).
+		wakes := notify.NewWakes()
 		for j, w := range src.Wakes {
-			ch, err := w.Listen(ctx)
-			if err != nil {
+			if err := w.Listen(ctx, wakes); err != nil {
 				return fmt.Errorf("relay: listen on Sources[%d].Wakes[%d]: %w", i, j, err)
 			}
-			wakes = append(wakes, ch)
 		}
 		fd := newFleetDB(f, src)
 		wg.Add(1)
@@ -438,18 +439,12 @@ func (fd *fleetDB) probe() (dialects.Dialect, error) {
 }
 
 // run serves the source until ctx ends.
-func (fd *fleetDB) run(ctx context.Context, wakes []<-chan struct{}) {
+func (fd *fleetDB) run(ctx context.Context, wakes *notify.Wakes) {
 	cfg := &fd.f.cfg
 	log := cfg.Relay.Logger
 	defer fd.closeLocker()
 	defer fd.stopAll()
 	ended := make(chan string, 1)
-	wake := make(chan struct{}, 1)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for _, ch := range wakes {
-		forward(ctx, &wg, ch, wake)
-	}
 	probe, err := fd.probe()
 	if err != nil {
 		log.ErrorContext(ctx, "jitoutbox fleet: the source's dialect refuses its first table; source not served", "source", fd.src.Name, "err", err)
@@ -482,7 +477,8 @@ func (fd *fleetDB) run(ctx context.Context, wakes []<-chan struct{}) {
 			continue
 		case <-poll.C:
 		case <-dueT.C:
-		case <-wake:
+		case <-wakes.C():
+			wakes.Take()
 		case t := <-ended:
 			fd.ended(ctx, t)
 			continue

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"slices"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 )
@@ -18,12 +19,16 @@ import (
 //
 // Critical reads. On an urgent wake from a Source (a time-critical commit
 // of another process, or of this one that could not hand over) and when a
-// hand-over asks for a read, the hand-over lane reads the owned
-// partitions' time-critical rows that have no earlier pending row and no
-// block (dialects.Dialect.ReadCritical), publishes them like handed-over
-// rows, and then wakes the read lane, which publishes the rest (a
+// hand-over asks for a read, the hand-over lane reads the time-critical
+// rows that have no earlier pending row and no block
+// (dialects.Dialect.ReadCritical) of the woken partitions it owns,
+// publishes them like handed-over rows, and then wakes the read lane, which
+// publishes the rest (a
 // time-critical row behind an earlier pending row of its aggregate waits
-// for it: only that aggregate waits). The critical read holds fastBatch
+// for it: only that aggregate waits). A wake that names only partitions
+// other relays own costs nothing: no read, and the read lane is not woken;
+// a partition taken after such a wake is read by its new owner from the
+// start. The critical read holds fastBatch
 // from before the read until its batch is published, so ownership (and
 // with it the seqs remembered) does not change in between. A row never
 // tried is due once committed (dialects.CriticalRequest), so the read
@@ -42,7 +47,7 @@ func (rn *run) fastLoop(ctx context.Context) {
 			if read {
 				// Rows that could not be handed over: a critical read
 				// (next round), then the read lane reads.
-				signal(rn.wakes.critical)
+				rn.wakes.critical.Wake(nil)
 			}
 			for len(recs) > 0 && ctx.Err() == nil {
 				n := min(len(recs), rn.r.cfg.BatchSize)
@@ -52,8 +57,10 @@ func (rn *run) fastLoop(ctx context.Context) {
 				recs = recs[n:]
 			}
 			rn.endHandOver(nil) // rows taken but not published (already published, moved) were left by the read lane too
-		case <-rn.wakes.critical:
-			rn.criticalRead(ctx)
+		case <-rn.wakes.critical.C():
+			if woken, any := rn.wakes.critical.Take(); any || len(woken) > 0 {
+				rn.criticalRead(ctx, woken, any)
+			}
 		}
 	}
 }
@@ -94,20 +101,24 @@ func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake fun
 	return res.published > 0
 }
 
-// criticalRead reads the owned partitions' time-critical rows that no
-// earlier row of their aggregate holds back and publishes them like
-// handed-over rows (see above). The read lane is woken as soon as they
-// are taken (it leaves their aggregates alone while they are in flight),
-// or at once when there are none: it publishes what the critical read
-// could not. A read that came back full and published something asks for
-// another. Database errors are left to the read lane, which backs off from
-// them; while it backs off (an outage, a database error) there is no
-// critical read.
-func (rn *run) criticalRead(ctx context.Context) {
-	woken := false
+// criticalRead reads the time-critical rows of the owned partitions among
+// woken (all owned ones with any) that no earlier row of their aggregate
+// holds back, and publishes them like handed-over rows (see above). When
+// it owns none of them it does nothing. Otherwise the read lane is woken
+// as soon as the rows are taken (it leaves their aggregates alone while
+// they are in flight), or at once when there are none: it publishes what
+// the critical read could not. A read that came back full and published
+// something asks for another of the same partitions. Database errors are
+// left to the read lane, which backs off from them; while it backs off (an
+// outage, a database error) there is no critical read.
+func (rn *run) criticalRead(ctx context.Context, woken []int, any bool) {
+	if !any && !slices.ContainsFunc(woken, rn.r.hand.owns) {
+		return
+	}
+	readLaneWoken := false
 	wake := func() {
-		if !woken {
-			woken = true
+		if !readLaneWoken {
+			readLaneWoken = true
 			signal(rn.wakes.urgent)
 		}
 	}
@@ -122,6 +133,12 @@ func (rn *run) criticalRead(ctx context.Context) {
 	rn.fastBatch.Lock()
 	defer rn.fastBatch.Unlock()
 	parts := rn.r.hand.ownedList(rn.own.parts)
+	if !any {
+		parts = slices.DeleteFunc(parts, func(p int) bool {
+			_, found := slices.BinarySearch(woken, p)
+			return !found
+		})
+	}
 	if len(parts) == 0 {
 		return
 	}
@@ -136,7 +153,7 @@ func (rn *run) criticalRead(ctx context.Context) {
 		return
 	}
 	if rn.publishFast(ctx, recs, wake) && len(recs) == limit {
-		signal(rn.wakes.critical)
+		rn.wakes.critical.Wake(parts)
 	}
 	rn.endHandOver(nil)
 }

@@ -151,8 +151,8 @@ func TestReRunPublishesOnce(t *testing.T) {
 
 type failingSource struct{}
 
-func (failingSource) Listen(ctx context.Context) (<-chan struct{}, error) {
-	return nil, errors.New("listen refused")
+func (failingSource) Listen(context.Context, *notify.Wakes) error {
+	return errors.New("listen refused")
 }
 
 func TestRunFailsWhenSourceFails(t *testing.T) {

@@ -145,7 +145,7 @@ func TestReadLanePublishesWhileMarkIsWritten(t *testing.T) {
 		sig, _ := startWoken(t, e, rec, cfg)
 		e.insert(t, e.interleaved(40, 1)) // 40 aggregates: 4 full batches
 		g.close()
-		sig.Notify()
+		sig.Notify(nil)
 		g.waitEntered(t)
 		// The first batch's mark waits at the gate; the next ones are
 		// published meanwhile, up to markAhead batches ahead of it.
@@ -170,7 +170,7 @@ func TestFailedMarkPublishesAgain(t *testing.T) {
 		cfg.PollInterval = 50 * time.Millisecond
 		sig, _ := startWoken(t, e, rec, cfg)
 		e.insert(t, e.events("a", 0, 2))
-		sig.Notify()
+		sig.Notify(nil)
 		waitFor(t, 10*time.Second, "everything marked", func() bool { return e.stats(t).Pending == 0 })
 		seen := map[string]int{}
 		for _, m := range rec.snapshot() {

@@ -81,7 +81,7 @@ func TestOutageOfOneEventAggregatesSpendsNoAttempts(t *testing.T) {
 		for i := range n {
 			ev := e.events("one"+string(rune('a'+i)), 0, 1)
 			e.insert(t, ev)
-			sig.Notify()
+			sig.Notify(nil)
 			ids = append(ids, ev[0].ID)
 			waitFor(t, 10*time.Second, "the event offered while the broker is down", func() bool { return pub.offers(ev[0].ID) > 0 })
 		}

@@ -67,7 +67,7 @@ func TestBulkWavesChunkedBesideCritical(t *testing.T) {
 				// outlast the gate's Window on a loaded machine.
 				r.gate.Critical(time.Now())
 			}
-			sig.Notify()
+			sig.Notify(nil)
 			waitFor(t, 30*time.Second, "every event published", func() bool { return pub.published() == events })
 			pub.check(t)
 			sizes := pub.callSizes()
@@ -104,7 +104,7 @@ func TestChunkedWaveStopsAtAnOutage(t *testing.T) {
 	start(t, r)
 	waitOwnsAll(t, e, r)
 	e.insert(t, e.interleaved(200, 1))
-	sig.Notify()
+	sig.Notify(nil)
 	waitFor(t, 10*time.Second, "a publish", func() bool { return len(pub.callSizes()) > 0 })
 	time.Sleep(300 * time.Millisecond) // the outage's first probes
 	sizes := pub.callSizes()

@@ -259,7 +259,7 @@ func startChainOverY(t *testing.T, e env, p *stepPublisher, cfg Config, firstAtt
 	t.Helper()
 	sig, _ := startWoken(t, e, p, cfg)
 	e.insert(t, e.events("y", 0, 1))
-	sig.Notify()
+	sig.Notify(nil)
 	waitFor(t, 10*time.Second, "y/0's first attempt written", firstAttemptDone)
 	if behind > 0 {
 		e.insert(t, e.events("y", 1, behind))
@@ -270,7 +270,7 @@ func startChainOverY(t *testing.T, e env, p *stepPublisher, cfg Config, firstAtt
 	}
 	gate := p.gate(backlog[2].AggregateID)
 	e.insert(t, append(backlog, e.events("y", behind+1, 1)...))
-	sig.Notify()
+	sig.Notify(nil)
 	p.waitEntered(t, backlog[2].AggregateID)
 	return func() { close(gate) }
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/relay/internal/priority"
 )
 
@@ -102,15 +103,13 @@ func (r *Relay) Run(ctx context.Context) error {
 
 	rn := newRun(r, parts)
 	for i, s := range r.cfg.Sources {
-		ch, err := s.Listen(ctx)
-		if err != nil {
+		// An urgent wake goes to the hand-over lane: its critical read
+		// publishes the time-critical rows of the woken partitions it
+		// owns first, then it wakes the read lane (lanes.go).
+		if err := s.Listen(ctx, rn.wakes.critical); err != nil {
 			return fmt.Errorf("relay: listen on Sources[%d]: %w", i, err)
 		}
-		// An urgent wake goes to the hand-over lane: its critical read
-		// publishes the time-critical rows first, then it wakes the read
-		// lane (lanes.go).
-		forward(ctx, &wg, ch, rn.wakes.critical)
-		if ls, ok := s.(lazySource); ok {
+		if ls, ok := s.(notify.LazySource); ok {
 			lch, err := ls.ListenLazy(ctx)
 			if err != nil {
 				return fmt.Errorf("relay: lazy listen on Sources[%d]: %w", i, err)
@@ -122,7 +121,7 @@ func (r *Relay) Run(ctx context.Context) error {
 		// The fleet found due rows in the table, or was woken from
 		// another process: as for a Source, the critical read publishes
 		// the time-critical rows first, then wakes the read lane.
-		forward(ctx, &wg, r.fleet.wake, rn.wakes.critical)
+		forwardAny(ctx, &wg, r.fleet.wake, rn.wakes.critical)
 	}
 	r.hand.attach(rn.wakes.handoff, rn.wakes.lazy, rn.wakes.scheduled, rn.seq)
 	defer r.hand.detach()
@@ -190,12 +189,6 @@ func (r *Relay) partitions(ctx context.Context) (int, error) {
 	}
 }
 
-// lazySource is notify.LazySource, named here to keep the import list of
-// this file short.
-type lazySource interface {
-	ListenLazy(ctx context.Context) (<-chan struct{}, error)
-}
-
 // forward copies wakes from in to out (buffer of one: wakes coalesce) until
 // ctx ends or in is closed.
 func forward(ctx context.Context, wg *sync.WaitGroup, in <-chan struct{}, out chan struct{}) {
@@ -214,6 +207,26 @@ func forward(ctx context.Context, wg *sync.WaitGroup, in <-chan struct{}, out ch
 				case out <- struct{}{}:
 				default:
 				}
+			}
+		}
+	}()
+}
+
+// forwardAny turns each wake from in into a wake for any partition of w,
+// until ctx ends or in is closed.
+func forwardAny(ctx context.Context, wg *sync.WaitGroup, in <-chan struct{}, w *notify.Wakes) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-in:
+				if !ok {
+					return
+				}
+				w.Wake(nil)
 			}
 		}
 	}()

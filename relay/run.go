@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/relay/internal/broker"
 	"github.com/jitoutbox/jitoutbox/relay/internal/marker"
 	"github.com/jitoutbox/jitoutbox/relay/internal/reader"
@@ -32,10 +33,12 @@ type run struct {
 		// scheduled: a commit in this process wrote scheduled events; the
 		// read lane looks up the next due time.
 		scheduled chan struct{}
-		// critical asks the hand-over lane for a critical read (lanes.go):
-		// an urgent wake from a Source, or a hand-over that asks for a
-		// read. Buffer of one: at most one read in flight and one queued.
-		critical chan struct{}
+		// critical asks the hand-over lane for a critical read (lanes.go)
+		// of the partitions it names: an urgent wake from a Source (which
+		// names the partitions of the commit's rows), or, for any owned
+		// partition, a hand-over that asks for a read or the fleet.
+		// Wakes coalesce: at most one read in flight and one queued.
+		critical *notify.Wakes
 	}
 	own    *owner
 	marks  *marker.Marker
@@ -79,7 +82,7 @@ func newRun(r *Relay, parts int) *run {
 	rn.wakes.urgent = make(chan struct{}, 1)
 	rn.wakes.lazy = make(chan struct{}, 1)
 	rn.wakes.handoff = make(chan struct{}, 1)
-	rn.wakes.critical = make(chan struct{}, 1)
+	rn.wakes.critical = notify.NewWakes()
 	rn.wakes.scheduled = make(chan struct{}, 1)
 	rn.clock.clock = r.cfg.Clock
 	rn.fastRetries = retries.NewBox()

@@ -13,6 +13,7 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/mysql"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
+	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/notify/pgnotify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 )
@@ -96,14 +97,14 @@ func TestSecretsNeverLeak(t *testing.T) {
 					t.Fatal(err)
 				}
 				lctx, lcancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-				if _, err := l.Listen(lctx); err != nil {
+				if err := l.Listen(lctx, notify.NewWakes()); err != nil {
 					errs = append(errs, "Listen: "+err.Error())
 				}
 				<-lctx.Done()
 				lcancel()
 				n, _ := pgnotify.NewNotifier(db, pgnotify.WithLogger(logger))
 				nctx, ncancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
-				n.Notify()
+				n.Notify(nil)
 				_ = n.Run(nctx)
 				ncancel()
 			}

@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"math"
+	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -340,6 +342,9 @@ func TestRelayHandOver(t *testing.T) {
 	if got := n.n.Load(); got != 1 {
 		t.Errorf("Notify called %d times, want 1 (only the commit with an event of another relay's partition)", got)
 	}
+	if got := n.woken(); len(got) != 1 || !slices.Equal(got[0], []int{otherPart}) {
+		t.Errorf("Notify named %v, want [[%d]]: only the partition the relay does not own", got, otherPart)
+	}
 	cs := r.snapshot()
 	if len(cs) != 3 {
 		t.Fatalf("relay got %d commits, want 3", len(cs))
@@ -441,15 +446,19 @@ func TestRealDialectStatementOrder(t *testing.T) {
 // lazyTxNotifier implements notify.LazyNotifier and notify.TxNotifier.
 type lazyTxNotifier struct {
 	countingNotifier
-	lazy  atomic.Int64
-	inTx  atomic.Int64
-	txErr error
+	lazy    atomic.Int64
+	inTx    atomic.Int64
+	txErr   error
+	txParts [][]int // NotifyInTx's partitions, under countingNotifier.mu
 }
 
 func (l *lazyTxNotifier) NotifyLazy() { l.lazy.Add(1) }
 
-func (l *lazyTxNotifier) NotifyInTx(ctx context.Context, ex notify.Execer) error {
+func (l *lazyTxNotifier) NotifyInTx(ctx context.Context, ex notify.Execer, parts []int) error {
 	l.inTx.Add(1)
+	l.mu.Lock()
+	l.txParts = append(l.txParts, slices.Clone(parts))
+	l.mu.Unlock()
 	if l.txErr != nil {
 		return l.txErr
 	}
@@ -522,5 +531,73 @@ func TestLazyAndInTxNotifiers(t *testing.T) {
 	}
 	if err := mock.ExpectationsWereMet(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A time-critical commit names the partitions of its events to the
+// Notifier, in and after the transaction, each once, so that only their
+// owners look; a commit of more partitions than a wake names wakes any
+// partition (nil).
+func TestNotifyNamesThePartitions(t *testing.T) {
+	const parts = 256
+	event := func(id int) txoutbox.Event {
+		ev := validEvent()
+		ev.AggregateID = strconv.Itoa(id)
+		return ev
+	}
+	commit := func(t *testing.T, ob *txoutbox.Outbox, mock sqlmock.Sqlmock, evs []txoutbox.Event) {
+		t.Helper()
+		mock.ExpectBegin()
+		mock.ExpectExec(`^INSERT INTO outbox `).WillReturnResult(sqlmock.NewResult(0, int64(len(evs))))
+		mock.ExpectExec(`^SELECT pg_notify`).WillReturnResult(sqlmock.NewResult(0, 0))
+		mock.ExpectCommit()
+		tx, err := ob.Begin(context.Background(), nil, txoutbox.TimeCritical())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if _, err := tx.Add(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := &lazyTxNotifier{}
+	ob, mock, _ := newMock(t, &fakeDialect{parts: parts}, txoutbox.WithNotifier(n))
+
+	// Three events, two of one aggregate: two partitions, each named once.
+	few := []txoutbox.Event{event(1), event(2), event(1)}
+	want := []int{dialects.PartitionOf("order", "1", parts), dialects.PartitionOf("order", "2", parts)}
+	if want[0] == want[1] {
+		t.Fatal("pick other aggregate ids: both in one partition")
+	}
+	slices.Sort(want)
+	commit(t, ob, mock, few)
+	// Enough aggregates to cover more partitions than a wake names.
+	var many []txoutbox.Event
+	seen := map[int]bool{}
+	for id := 0; len(seen) <= notify.MaxPayloadPartitions; id++ {
+		many = append(many, event(id))
+		seen[dialects.PartitionOf("order", strconv.Itoa(id), parts)] = true
+	}
+	commit(t, ob, mock, many)
+	if err := mock.ExpectationsWereMet(); err != nil {
+		t.Fatal(err)
+	}
+
+	got := n.woken()
+	if len(got) != 2 || !slices.Equal(got[0], want) {
+		t.Fatalf("Notify named %v; want %v first", got, want)
+	}
+	if got[1] != nil {
+		t.Fatalf("a commit of %d partitions named %d of them; want nil (any partition)", len(seen), len(got[1]))
+	}
+	n.mu.Lock()
+	inTx := n.txParts
+	n.mu.Unlock()
+	if len(inTx) != 2 || !slices.Equal(slices.Sorted(slices.Values(inTx[0])), want) || inTx[1] != nil {
+		t.Fatalf("NotifyInTx named %v; want %v, then nil", inTx, want)
 	}
 }

@@ -150,8 +150,8 @@ func ExampleTimeCritical() {
 	defer cancel()
 
 	wake := notify.NewLocal() // the relay listens on the same signal
-	wakes, err := wake.Listen(ctx)
-	if err != nil {
+	wakes := notify.NewWakes()
+	if err := wake.Listen(ctx, wakes); err != nil {
 		log.Fatal(err)
 	}
 	ob, err := txoutbox.New(db, dialect, txoutbox.WithNotifier(wake))
@@ -168,7 +168,7 @@ func ExampleTimeCritical() {
 		log.Fatal(err)
 	}
 	select {
-	case <-wakes:
+	case <-wakes.C():
 		fmt.Println("woken before commit (wrong)")
 	default:
 		fmt.Println("no wake before commit")
@@ -176,11 +176,12 @@ func ExampleTimeCritical() {
 	if err := tx.Commit(); err != nil {
 		log.Fatal(err)
 	}
-	<-wakes
-	fmt.Println("relay woken after commit")
+	<-wakes.C()
+	parts, _ := wakes.Take()
+	fmt.Println("relay woken after commit, for", len(parts), "partition")
 	// Output:
 	// no wake before commit
-	// relay woken after commit
+	// relay woken after commit, for 1 partition
 }
 
 // The sqlx flavour: Beginx returns a transaction with the sqlx.Tx methods.

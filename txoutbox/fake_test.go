@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ var errNotImplemented = errors.New("fake dialect: not implemented")
 type fakeDialect struct {
 	fail   error  // Insert returns this (without touching the db) when set
 	schema string // DDL; fakeSchema when empty
+	parts  int    // the table's partition count; 8 when 0
 
 	mu      sync.Mutex
 	batches [][]dialects.Event
@@ -94,7 +96,12 @@ func (d *fakeDialect) Contexts() []context.Context {
 }
 
 // Partitions is the fake table's fixed count.
-func (d *fakeDialect) Partitions(context.Context, dialects.Querier) (int, error) { return 8, nil }
+func (d *fakeDialect) Partitions(context.Context, dialects.Querier) (int, error) {
+	if d.parts == 0 {
+		return 8, nil
+	}
+	return d.parts, nil
+}
 
 // InsertHandoff inserts like Insert and hands every event over.
 func (d *fakeDialect) InsertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
@@ -141,10 +148,30 @@ func (d *fakeDialect) Stats(context.Context, *sql.DB) (dialects.Stats, error) {
 	return dialects.Stats{}, errNotImplemented
 }
 
-// countingNotifier counts Notify calls.
-type countingNotifier struct{ n atomic.Int64 }
+// countingNotifier counts Notify calls and keeps the partitions of each.
+type countingNotifier struct {
+	n     atomic.Int64
+	mu    sync.Mutex
+	parts [][]int
+}
 
-func (c *countingNotifier) Notify() { c.n.Add(1) }
+func (c *countingNotifier) Notify(parts []int) {
+	c.n.Add(1)
+	c.mu.Lock()
+	c.parts = append(c.parts, slices.Clone(parts))
+	c.mu.Unlock()
+}
+
+// woken returns the partitions of each Notify call, each sorted.
+func (c *countingNotifier) woken() [][]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([][]int, len(c.parts))
+	for i, p := range c.parts {
+		out[i] = slices.Sorted(slices.Values(p))
+	}
+	return out
+}
 
 // fakeRelay is a txoutbox.Relay that owns the partitions in owned and
 // records the commits handed to it.

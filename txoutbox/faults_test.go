@@ -84,7 +84,7 @@ func (s faultServer) killAndWait(t *testing.T, admin *sql.DB, pid int64) {
 
 type countNotifier struct{ n atomic.Int64 }
 
-func (c *countNotifier) Notify() { c.n.Add(1) }
+func (c *countNotifier) Notify([]int) { c.n.Add(1) }
 
 // TestConnectionDiesOnCommitPath kills the transaction's database
 // connection at three points of Commit on real servers: during the flush

@@ -11,8 +11,8 @@ import (
 // lazyCounter is a notify.LazyNotifier counting both kinds of wake.
 type lazyCounter struct{ now, lazy atomic.Int64 }
 
-func (l *lazyCounter) Notify()     { l.now.Add(1) }
-func (l *lazyCounter) NotifyLazy() { l.lazy.Add(1) }
+func (l *lazyCounter) Notify([]int) { l.now.Add(1) }
+func (l *lazyCounter) NotifyLazy()  { l.lazy.Add(1) }
 
 // TestWithoutLazyWake: ordinary commits tell neither the relay nor the
 // notifier; time-critical commits still do. The default tells both.

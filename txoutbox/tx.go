@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/notify"
@@ -138,7 +139,22 @@ type handover struct {
 	recs   []dialects.Record // for the relay in this process
 	read   bool              // the relay must read: owned rows not handed over
 	remote bool              // rows of partitions no relay in this process owns
-	sched  bool              // scheduled events: the relay looks for the next due time
+	// wake names the partitions of those rows for the Notifier (nil: any
+	// partition, when they are more than a wake names).
+	wake  []int
+	many  bool // more remote partitions than notify.MaxPayloadPartitions
+	sched bool // scheduled events: the relay looks for the next due time
+}
+
+// addWake adds partition p to the partitions the Notifier is told of.
+func (ho *handover) addWake(p int) {
+	switch {
+	case ho.many || slices.Contains(ho.wake, p):
+	case len(ho.wake) == notify.MaxPayloadPartitions:
+		ho.wake, ho.many = nil, true // a wake for any partition
+	default:
+		ho.wake = append(ho.wake, p)
+	}
 }
 
 // flush writes a transaction's events inside it: each event gets its
@@ -161,14 +177,18 @@ func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialect
 	for i := range events {
 		e := &events[i]
 		e.Partition = dialects.PartitionOf(e.AggregateType, e.AggregateID, n)
-		if critical && o.cfg.relay != nil && o.cfg.relay.Owns(e.Partition) {
+		switch {
+		case !critical:
+		case o.cfg.relay != nil && o.cfg.relay.Owns(e.Partition):
 			owned++
+		default:
+			ho.remote = true
+			ho.addWake(e.Partition)
 		}
 		if e.Scheduled() {
 			ho.sched = true
 		}
 	}
-	ho.remote = critical && owned < len(events)
 	if owned == 0 || !handoff {
 		err = o.dialect.Insert(ctx, q, events)
 		ho.read = owned > 0
@@ -187,7 +207,7 @@ func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialect
 	}
 	if ho.remote {
 		if tn, ok := o.cfg.notifier.(notify.TxNotifier); ok {
-			err = tn.NotifyInTx(ctx, q)
+			err = tn.NotifyInTx(ctx, q, ho.wake)
 		}
 	}
 	return ho, err
@@ -221,7 +241,7 @@ func (o *Outbox) committed(critical bool, ho handover) {
 	switch {
 	case n == nil:
 	case critical && ho.remote:
-		n.Notify()
+		n.Notify(ho.wake)
 	case !critical:
 		if ln, ok := n.(notify.LazyNotifier); ok {
 			ln.NotifyLazy()

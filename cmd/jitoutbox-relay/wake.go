@@ -9,8 +9,9 @@ import (
 )
 
 // loggedSource passes a Source's wakes on, logging each at debug level
-// ("wake received") and the first one at info level ("wake source ready":
-// for LISTEN/NOTIFY it arrives once LISTEN is in place).
+// ("wake received", with the partitions it names) and the first one at
+// info level ("wake source ready": for LISTEN/NOTIFY it arrives once
+// LISTEN is in place).
 type loggedSource struct {
 	name string
 	src  notify.Source
@@ -21,12 +22,11 @@ type loggedSource struct {
 var _ notify.Source = (*loggedSource)(nil)
 
 // Listen listens on the wrapped source; its goroutine ends with ctx.
-func (s *loggedSource) Listen(ctx context.Context) (<-chan struct{}, error) {
-	in, err := s.src.Listen(ctx)
-	if err != nil {
-		return nil, err
+func (s *loggedSource) Listen(ctx context.Context, w *notify.Wakes) error {
+	in := notify.NewWakes()
+	if err := s.src.Listen(ctx, in); err != nil {
+		return err
 	}
-	out := make(chan struct{}, 1)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -35,21 +35,19 @@ func (s *loggedSource) Listen(ctx context.Context) (<-chan struct{}, error) {
 			select {
 			case <-ctx.Done():
 				return
-			case _, ok := <-in:
-				if !ok {
-					return
+			case <-in.C():
+				parts, any := in.Take()
+				if !any && len(parts) == 0 {
+					continue // taken with an earlier signal
 				}
 				if first {
 					first = false
 					s.log.InfoContext(ctx, "wake source ready", "source", s.name)
 				}
-				s.log.DebugContext(ctx, "wake received", "source", s.name)
-				select {
-				case out <- struct{}{}:
-				default:
-				}
+				s.log.DebugContext(ctx, "wake received", "source", s.name, "partitions", parts, "any", any)
+				w.Wake(parts)
 			}
 		}
 	}()
-	return out, nil
+	return nil
 }

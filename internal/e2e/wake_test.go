@@ -231,6 +231,11 @@ func runScenario(t *testing.T, s scenario) {
 	if err := p.Log.Wait(time.Second, wakes+1, `"wake received"`); err != nil {
 		t.Fatalf("event delivered but the relay logged no new wake (%d before, %d after)", wakes, p.Log.Count(`"wake received"`))
 	}
+	// The wake named c2's partition, so that only its owner reads.
+	named := fmt.Sprintf(`"partitions":[%d]`, dialects.PartitionOf("order", "c2", dialects.DefaultPartitions))
+	if p.Log.Count(named) == 0 {
+		t.Fatalf("no wake logged with %s", named)
+	}
 
 	// 3. Kill the relay's wake connection. A commit made meanwhile may lose
 	// its wake, but the relay polls once after reconnecting.

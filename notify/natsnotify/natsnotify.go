@@ -4,11 +4,14 @@
 // connection.
 //
 // The committing process uses a Notifier: Notify never blocks, and its Run
-// loop publishes one empty message for every burst of Notify calls. A relay
-// uses a Listener as a notify.Source: every message on the subject is a wake,
-// and so is every reconnect of the NATS connection, because wakes published
-// while it was away are lost. The message carries nothing the relay trusts:
-// a wake only makes the relay look at the database sooner.
+// loop publishes one message for every burst of Notify calls, whose payload
+// names the union of their partitions (notify.AppendPayload). A relay uses a
+// Listener as a notify.Source: every message on the subject is a wake for
+// the partitions it names (an empty or unreadable one: any partition), and
+// every reconnect of the NATS connection is a wake for any partition,
+// because wakes published while it was away are lost. The message carries
+// nothing the relay trusts: a wake only makes the owner of a partition look
+// at the database sooner.
 package natsnotify
 
 import (
@@ -99,9 +102,9 @@ func newConfig(opts []Option) (config, error) {
 // Notifier publishes coalesced wakes. Call Run to start publishing; Notify
 // before Run only records that a wake is due.
 type Notifier struct {
-	nc   *nats.Conn
-	cfg  config
-	kick chan struct{}
+	nc      *nats.Conn
+	cfg     config
+	pending *notify.Wakes // the partitions of the next message
 }
 
 var _ notify.Notifier = (*Notifier)(nil)
@@ -115,28 +118,29 @@ func NewNotifier(nc *nats.Conn, opts ...Option) (*Notifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Notifier{nc: nc, cfg: cfg, kick: make(chan struct{}, 1)}, nil
+	return &Notifier{nc: nc, cfg: cfg, pending: notify.NewWakes()}, nil
 }
 
-// Notify records that a wake is due; it never blocks.
-func (n *Notifier) Notify() {
-	select {
-	case n.kick <- struct{}{}:
-	default:
-	}
-}
+// Notify records that a wake for parts (nil: any partition) is due; it
+// never blocks.
+func (n *Notifier) Notify(parts []int) { n.pending.Wake(parts) }
 
 // Run publishes wakes until ctx ends, then returns nil. Publishing is
 // buffered by nats.go; a failure is logged once per failure streak.
 func (n *Notifier) Run(ctx context.Context) error {
 	failing := false
+	var payload []byte
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-n.kick:
+		case <-n.pending.C():
 		}
-		err := n.nc.Publish(n.cfg.subject, nil)
+		parts, _ := n.pending.Take() // any: nil, an empty payload
+		// Publish copies the payload into nats.go's buffer before it
+		// returns, so one buffer serves every message.
+		payload = notify.AppendPayload(payload[:0], parts)
+		err := n.nc.Publish(n.cfg.subject, payload)
 		switch {
 		case err == nil && failing:
 			n.cfg.logger.Info("jitoutbox/natsnotify: publishing wakes works again", "subject", n.cfg.subject)
@@ -168,23 +172,17 @@ func NewListener(nc *nats.Conn, opts ...Option) (*Listener, error) {
 	return &Listener{nc: nc, cfg: cfg}, nil
 }
 
-// Listen subscribes and delivers a wake for every message, one once the
-// subscription is in place, and one after every reconnect of the connection.
-// The subscription and the goroutine end with ctx.
-func (l *Listener) Listen(ctx context.Context) (<-chan struct{}, error) {
+// Listen subscribes and delivers into w a wake for every message (for the
+// partitions it names), one for any partition once the subscription is in
+// place, and one after every reconnect of the connection. The subscription
+// and the goroutine end with ctx.
+func (l *Listener) Listen(ctx context.Context, w *notify.Wakes) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	out := make(chan struct{}, 1)
-	wake := func() {
-		select {
-		case out <- struct{}{}:
-		default:
-		}
-	}
-	sub, err := l.nc.Subscribe(l.cfg.subject, func(*nats.Msg) { wake() })
+	sub, err := l.nc.Subscribe(l.cfg.subject, func(m *nats.Msg) { w.Wake(notify.ParsePayload(m.Data)) })
 	if err != nil {
-		return nil, fmt.Errorf("natsnotify: subscribe %q: %w", l.cfg.subject, err)
+		return fmt.Errorf("natsnotify: subscribe %q: %w", l.cfg.subject, err)
 	}
 	// Many wakes may queue inside nats.go before our callback coalesces them;
 	// the callback is cheap, so a small pending limit only drops surplus wakes.
@@ -196,7 +194,7 @@ func (l *Listener) Listen(ctx context.Context) (<-chan struct{}, error) {
 	fctx, cancel := context.WithTimeout(ctx, l.cfg.reconnectCheck+5*time.Second)
 	_ = l.nc.FlushWithContext(fctx)
 	cancel()
-	wake()
+	w.Wake(nil)
 	go func() {
 		defer func() { _ = sub.Unsubscribe() }()
 		t := time.NewTicker(l.cfg.reconnectCheck)
@@ -209,10 +207,10 @@ func (l *Listener) Listen(ctx context.Context) (<-chan struct{}, error) {
 			case <-t.C:
 				if r := l.nc.Stats().Reconnects; r != last {
 					last = r
-					wake()
+					w.Wake(nil)
 				}
 			}
 		}
 	}()
-	return out, nil
+	return nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/jitoutbox/jitoutbox/notify"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -27,12 +30,24 @@ func startServer(t *testing.T, port int) *server.Server {
 	return s
 }
 
-func waitWake(t *testing.T, c <-chan struct{}, what string) {
+// waitWake waits for a wake and returns what it names.
+func waitWake(t *testing.T, w *notify.Wakes, what string) (parts []int, any bool) {
 	t.Helper()
 	select {
-	case <-c:
+	case <-w.C():
+		return w.Take()
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no wake: %s", what)
+		return nil, false
+	}
+}
+
+// waitAny waits for a wake for any partition (a listener that may have
+// missed messages).
+func waitAny(t *testing.T, w *notify.Wakes, what string) {
+	t.Helper()
+	if parts, any := waitWake(t, w, what); !any {
+		t.Fatalf("%s: a wake for %v, want one for any partition", what, parts)
 	}
 }
 
@@ -75,11 +90,11 @@ func TestWakeAcrossConnectionsAndReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.cfg.reconnectCheck = 10 * time.Millisecond
-	wakes, err := l.Listen(ctx)
-	if err != nil {
+	wakes := notify.NewWakes()
+	if err := l.Listen(ctx, wakes); err != nil {
 		t.Fatal(err)
 	}
-	waitWake(t, wakes, "initial")
+	waitAny(t, wakes, "initial")
 	if err := subConn.Flush(); err != nil { // the subscription is on the server
 		t.Fatal(err)
 	}
@@ -90,8 +105,21 @@ func TestWakeAcrossConnectionsAndReconnect(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
-	n.Notify()
-	waitWake(t, wakes, "after Notify")
+	n.Notify([]int{9})
+	n.Notify([]int{2})
+	var got []int
+	for len(got) < 2 {
+		parts, any := waitWake(t, wakes, "after Notify")
+		if any {
+			t.Fatalf("a wake for any partition after Notify(9), Notify(2); want the partitions named")
+		}
+		got = append(got, parts...)
+	}
+	if slices.Sort(got); !slices.Equal(got, []int{2, 9}) {
+		t.Fatalf("woken for %v, want [2 9]", got)
+	}
+	n.Notify(nil)
+	waitAny(t, wakes, "after Notify(nil)")
 
 	// Restart the server on the same port: the listener wakes after the
 	// reconnect (wakes sent meanwhile were lost), and wakes flow again.
@@ -99,7 +127,7 @@ func TestWakeAcrossConnectionsAndReconnect(t *testing.T) {
 	s.WaitForShutdown()
 	s2 := startServer(t, port)
 	defer func() { s2.Shutdown(); s2.WaitForShutdown() }()
-	waitWake(t, wakes, "after reconnect")
+	waitAny(t, wakes, "after reconnect")
 	for _, c := range []*nats.Conn{subConn, pubConn} {
 		deadline := time.Now().Add(10 * time.Second)
 		for !c.IsConnected() || c.Flush() != nil {
@@ -109,8 +137,16 @@ func TestWakeAcrossConnectionsAndReconnect(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	n.Notify()
-	waitWake(t, wakes, "Notify after the restart")
+	n.Notify([]int{5})
+	for {
+		// A reconnect's wake (any) may come first.
+		if parts, any := waitWake(t, wakes, "Notify after the restart"); !any {
+			if !slices.Equal(parts, []int{5}) {
+				t.Fatalf("woken for %v after Notify(5)", parts)
+			}
+			break
+		}
+	}
 
 	cancel()
 	if err := <-done; err != nil {

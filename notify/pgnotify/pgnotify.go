@@ -2,9 +2,11 @@
 // PostgreSQL LISTEN/NOTIFY.
 //
 // The committing process uses a Notifier: after a time-critical commit,
-// txoutbox calls Notify, which never blocks; the Notifier's Run loop then sends
-// one pg_notify statement (empty payload) on a pooled connection, coalescing every
-// Notify that arrived meanwhile into that one statement. Sending after commit
+// txoutbox calls Notify with the partitions of its time-critical rows, which
+// never blocks; the Notifier's Run loop then sends one pg_notify statement on
+// a pooled connection, coalescing every Notify that arrived meanwhile into
+// that one statement, whose payload names the union of their partitions
+// (notify.AppendPayload). Sending after commit
 // keeps committers independent: a NOTIFY inside each write transaction takes a
 // global lock at commit and serialises all committers.
 //
@@ -12,8 +14,10 @@
 // connection (lib/pq's Listener, which works whatever driver the application
 // uses for its pool, pgx included: it only needs the DSN), reconnects with
 // backoff when that connection dies, and after every reconnect delivers a
-// wake, because notifications sent while it was away are lost. The payload is
-// empty: a wake is a hint, never data the relay has to trust. The errors it
+// wake for any partition, because notifications sent while it was away are
+// lost. The payload only narrows which relays look (notify.ParsePayload; an
+// empty or unreadable one wakes every relay): a wake is a hint, never data
+// the relay has to trust. The errors it
 // logs never show the DSN's password, even for a DSN lib/pq cannot parse
 // and quotes.
 package pgnotify
@@ -152,19 +156,13 @@ func NewListener(dsn string, opts ...Option) (*Listener, error) {
 	return &Listener{dsn: dsn, cfg: cfg, secrets: redact.Secrets(dsn)}, nil
 }
 
-// Listen opens the dedicated connection and starts delivering wakes until ctx
-// ends. The first wake arrives once LISTEN is in place, so a relay polls once
-// after (re)connecting. The goroutine it starts, and lib/pq's, end with ctx.
-func (l *Listener) Listen(ctx context.Context) (<-chan struct{}, error) {
+// Listen opens the dedicated connection and starts delivering wakes into w
+// until ctx ends. The first wake (any partition) arrives once LISTEN is in
+// place, so a relay polls once after (re)connecting. The goroutine it
+// starts, and lib/pq's, end with ctx.
+func (l *Listener) Listen(ctx context.Context, w *notify.Wakes) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	out := make(chan struct{}, 1)
-	wake := func() {
-		select {
-		case out <- struct{}{}:
-		default:
-		}
+		return err
 	}
 	log := l.cfg.logger.With("component", "jitoutbox/pgnotify", "channel", l.cfg.channel)
 	var (
@@ -187,11 +185,11 @@ func (l *Listener) Listen(ctx context.Context) (<-chan struct{}, error) {
 		lastState = ev
 	}
 	pl := pq.NewListener(l.dsn, l.cfg.minReconnect, l.cfg.maxReconnect, cb)
-	go l.run(ctx, pl, wake)
-	return out, nil
+	go l.run(ctx, pl, w)
+	return nil
 }
 
-func (l *Listener) run(ctx context.Context, pl *pq.Listener, wake func()) {
+func (l *Listener) run(ctx context.Context, pl *pq.Listener, w *notify.Wakes) {
 	defer pl.Close()
 	listened := make(chan error, 1)
 	go func() { listened <- pl.Listen(l.cfg.channel) }()
@@ -206,7 +204,7 @@ func (l *Listener) run(ctx context.Context, pl *pq.Listener, wake func()) {
 			<-ctx.Done()
 			return
 		}
-		wake() // connected: poll once
+		w.Wake(nil) // connected: poll once
 	case <-ctx.Done():
 		<-listened
 		return
@@ -221,10 +219,14 @@ func (l *Listener) run(ctx context.Context, pl *pq.Listener, wake func()) {
 			_ = pl.Close() // makes an in-flight Ping return
 			<-pinged       // so no goroutine outlives Listen's ctx
 			return
-		case <-pl.Notify:
+		case n := <-pl.Notify:
 			// A notification, or nil after a reconnect (when wakes may have
-			// been lost): either way, run a cycle.
-			wake()
+			// been lost, so any partition).
+			if n == nil {
+				w.Wake(nil)
+			} else {
+				w.Wake(notify.ParsePayload([]byte(n.Extra)))
+			}
 		case <-ping.C:
 			// Ping in the background so a hung connection never blocks the
 			// loop; only one ping at a time.
@@ -243,9 +245,9 @@ func (l *Listener) run(ctx context.Context, pl *pq.Listener, wake func()) {
 // Notifier sends a coalesced NOTIFY after time-critical commits. Call Run to
 // start sending; Notify before Run only records that a wake is due.
 type Notifier struct {
-	db   *sql.DB
-	cfg  config
-	kick chan struct{}
+	db      *sql.DB
+	cfg     config
+	pending *notify.Wakes // the partitions of the next NOTIFY
 }
 
 var _ notify.Notifier = (*Notifier)(nil)
@@ -259,17 +261,13 @@ func NewNotifier(db *sql.DB, opts ...Option) (*Notifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Notifier{db: db, cfg: cfg, kick: make(chan struct{}, 1)}, nil
+	return &Notifier{db: db, cfg: cfg, pending: notify.NewWakes()}, nil
 }
 
-// Notify records that a wake is due. It never blocks; any number of calls
-// before the next send result in one NOTIFY.
-func (n *Notifier) Notify() {
-	select {
-	case n.kick <- struct{}{}:
-	default:
-	}
-}
+// Notify records that a wake for parts (nil: any partition) is due. It
+// never blocks; any number of calls before the next send result in one
+// NOTIFY naming the union of their partitions.
+func (n *Notifier) Notify(parts []int) { n.pending.Wake(parts) }
 
 // Run sends the NOTIFYs until ctx ends. It returns nil when ctx ends. A
 // failed send is logged (once per failure streak) and retried with backoff:
@@ -277,14 +275,17 @@ func (n *Notifier) Notify() {
 func (n *Notifier) Run(ctx context.Context) error {
 	backoff := n.cfg.minReconnect
 	failing := false
+	var payload []byte
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-n.kick:
+		case <-n.pending.C():
 		}
+		parts, _ := n.pending.Take() // any: nil, an empty payload
+		payload = notify.AppendPayload(payload[:0], parts)
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := n.db.ExecContext(sctx, "SELECT pg_notify($1, '')", n.cfg.channel)
+		_, err := n.db.ExecContext(sctx, "SELECT pg_notify($1, $2)", n.cfg.channel, string(payload))
 		cancel()
 		if err == nil {
 			if failing {
@@ -300,7 +301,7 @@ func (n *Notifier) Run(ctx context.Context) error {
 			n.cfg.logger.Warn("jitoutbox/pgnotify: NOTIFY failed; relays will still poll", "channel", n.cfg.channel, "err", err)
 		}
 		failing = true
-		n.Notify() // retry the wake after the backoff
+		n.Notify(parts) // retry the wake after the backoff
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -335,11 +336,11 @@ func NewTxNotifier(opts ...Option) (*TxNotifier, error) {
 }
 
 // Notify does nothing: the wake was sent inside the transaction.
-func (n *TxNotifier) Notify() {}
+func (n *TxNotifier) Notify([]int) {}
 
-// NotifyInTx queues the NOTIFY in the transaction.
-func (n *TxNotifier) NotifyInTx(ctx context.Context, ex notify.Execer) error {
-	if _, err := ex.ExecContext(ctx, "SELECT pg_notify($1, '')", n.cfg.channel); err != nil {
+// NotifyInTx queues the NOTIFY, naming parts, in the transaction.
+func (n *TxNotifier) NotifyInTx(ctx context.Context, ex notify.Execer, parts []int) error {
+	if _, err := ex.ExecContext(ctx, "SELECT pg_notify($1, $2)", n.cfg.channel, string(notify.AppendPayload(nil, parts))); err != nil {
 		return fmt.Errorf("pgnotify: notify in transaction: %w", err)
 	}
 	return nil

@@ -7,14 +7,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jitoutbox/jitoutbox/dialects"
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
 	"github.com/jitoutbox/jitoutbox/internal/redact"
 	"github.com/jitoutbox/jitoutbox/internal/testdb"
+	"github.com/jitoutbox/jitoutbox/notify"
 	"github.com/jitoutbox/jitoutbox/txoutbox"
 	"github.com/lib/pq"
 	"go.uber.org/goleak"
@@ -28,12 +31,40 @@ func channelName(t *testing.T) string {
 	return "jit_" + hex.EncodeToString(b[:])
 }
 
-func waitWake(t *testing.T, c <-chan struct{}, what string) {
+// waitWake waits for a wake and returns what it names.
+func waitWake(t *testing.T, w *notify.Wakes, what string) (parts []int, any bool) {
 	t.Helper()
 	select {
-	case <-c:
+	case <-w.C():
+		return w.Take()
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no wake: %s", what)
+		return nil, false
+	}
+}
+
+// waitAny waits for a wake for any partition (a listener that may have
+// missed notifications).
+func waitAny(t *testing.T, w *notify.Wakes, what string) {
+	t.Helper()
+	if parts, any := waitWake(t, w, what); !any {
+		t.Fatalf("%s: a wake for %v, want one for any partition", what, parts)
+	}
+}
+
+// waitParts waits for a wake that names want; a wake for any partition
+// (a reconnect's) may come first.
+func waitParts(t *testing.T, w *notify.Wakes, what string, want []int) {
+	t.Helper()
+	for {
+		parts, any := waitWake(t, w, what)
+		if any {
+			continue
+		}
+		if !slices.Equal(parts, want) {
+			t.Fatalf("%s: woken for %v, want %v", what, parts, want)
+		}
+		return
 	}
 }
 
@@ -69,11 +100,11 @@ func TestNotifyWakesListenerAcrossKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wakes, err := l.Listen(ctx)
-	if err != nil {
+	wakes := notify.NewWakes()
+	if err := l.Listen(ctx, wakes); err != nil {
 		t.Fatal(err)
 	}
-	waitWake(t, wakes, "initial wake after LISTEN")
+	waitAny(t, wakes, "initial wake after LISTEN")
 
 	n, err := NewNotifier(db, WithChannel(ch))
 	if err != nil {
@@ -82,8 +113,10 @@ func TestNotifyWakesListenerAcrossKill(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
 
-	n.Notify()
-	waitWake(t, wakes, "after Notify")
+	n.Notify([]int{12})
+	waitParts(t, wakes, "after Notify(12)", []int{12})
+	n.Notify(nil)
+	waitAny(t, wakes, "after Notify(nil)")
 
 	// Kill the listener's backend.
 	res, err := db.ExecContext(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -94,7 +127,7 @@ func TestNotifyWakesListenerAcrossKill(t *testing.T) {
 	if k, _ := res.RowsAffected(); k != 1 {
 		t.Fatalf("expected to kill exactly one listener backend, killed %d", k)
 	}
-	waitWake(t, wakes, "after reconnect")
+	waitAny(t, wakes, "after reconnect")
 
 	// Wait until LISTEN is back in place, then a Notify must arrive.
 	deadline := time.Now().Add(20 * time.Second)
@@ -111,11 +144,8 @@ func TestNotifyWakesListenerAcrossKill(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	for len(wakes) > 0 {
-		<-wakes
-	}
-	n.Notify()
-	waitWake(t, wakes, "Notify after the listener was killed")
+	n.Notify([]int{3, 40})
+	waitParts(t, wakes, "Notify after the listener was killed", []int{3, 40})
 
 	cancel()
 	if err := <-done; err != nil {
@@ -129,18 +159,23 @@ func TestNotifierCoalesces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Before Run, any number of Notify calls never block and leave one send due.
+	// Before Run, any number of Notify calls never block and leave one
+	// send due, naming the union of their partitions.
 	for i := 0; i < 10000; i++ {
-		n.Notify()
+		n.Notify([]int{i % 4})
 	}
-	if len(n.kick) != 1 {
-		t.Fatalf("pending sends = %d, want 1", len(n.kick))
+	if len(n.pending.C()) != 1 {
+		t.Fatalf("pending sends = %d, want 1", len(n.pending.C()))
+	}
+	if parts, any := n.pending.Take(); any || !slices.Equal(parts, []int{0, 1, 2, 3}) {
+		t.Fatalf("the send due names %v (any %v), want [0 1 2 3]", parts, any)
 	}
 }
 
 // TestTxNotifierDeliversOnCommitOnly runs the in-transaction mode through
 // txoutbox on a real server and counts raw notifications: a rolled-back
-// time-critical transaction sends none, a committed one exactly one.
+// time-critical transaction sends none, a committed one exactly one, whose
+// payload names the event's partition.
 func TestTxNotifierDeliversOnCommitOnly(t *testing.T) {
 	db, dsn := testdb.Postgres(t, "postgres")
 	ch := channelName(t)
@@ -183,6 +218,7 @@ func TestTxNotifierDeliversOnCommitOnly(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "SELECT pg_notify($1, 'marker')", ch); err != nil {
 		t.Fatal(err)
 	}
+	part := dialects.PartitionOf(ev.AggregateType, ev.AggregateID, dialects.DefaultPartitions)
 	wakes := 0
 	for {
 		select {
@@ -197,6 +233,9 @@ func TestTxNotifierDeliversOnCommitOnly(t *testing.T) {
 				return
 			}
 			wakes++
+			if want := string(notify.AppendPayload(nil, []int{part})); n.Extra != want {
+				t.Errorf("payload %q, want %q (the event's partition)", n.Extra, want)
+			}
 		case <-time.After(20 * time.Second):
 			t.Fatal("marker notification never arrived")
 		}
@@ -220,7 +259,7 @@ func TestListenerLogsNoPassword(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		if _, err := l.Listen(ctx); err != nil {
+		if err := l.Listen(ctx, notify.NewWakes()); err != nil {
 			cancel()
 			t.Fatal(err)
 		}
