@@ -114,14 +114,14 @@ func (r *Relay) Run(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("relay: lazy listen on Sources[%d]: %w", i, err)
 			}
-			forward(ctx, &wg, lch, rn.wakes.lazy)
+			forward(ctx, &wg, lch, func() { signal(rn.wakes.lazy) })
 		}
 	}
 	if r.fleet != nil {
 		// The fleet found due rows in the table, or was woken from
 		// another process: as for a Source, the critical read publishes
 		// the time-critical rows first, then wakes the read lane.
-		forwardAny(ctx, &wg, r.fleet.wake, rn.wakes.critical)
+		forward(ctx, &wg, r.fleet.wake, func() { rn.wakes.critical.Wake(nil) })
 	}
 	r.hand.attach(rn.wakes.handoff, rn.wakes.lazy, rn.wakes.scheduled, rn.seq)
 	defer r.hand.detach()
@@ -189,9 +189,9 @@ func (r *Relay) partitions(ctx context.Context) (int, error) {
 	}
 }
 
-// forward copies wakes from in to out (buffer of one: wakes coalesce) until
-// ctx ends or in is closed.
-func forward(ctx context.Context, wg *sync.WaitGroup, in <-chan struct{}, out chan struct{}) {
+// forward calls wake for each wake from in until ctx ends or in is
+// closed.
+func forward(ctx context.Context, wg *sync.WaitGroup, in <-chan struct{}, wake func()) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -203,30 +203,7 @@ func forward(ctx context.Context, wg *sync.WaitGroup, in <-chan struct{}, out ch
 				if !ok {
 					return
 				}
-				select {
-				case out <- struct{}{}:
-				default:
-				}
-			}
-		}
-	}()
-}
-
-// forwardAny turns each wake from in into a wake for any partition of w,
-// until ctx ends or in is closed.
-func forwardAny(ctx context.Context, wg *sync.WaitGroup, in <-chan struct{}, w *notify.Wakes) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case _, ok := <-in:
-				if !ok {
-					return
-				}
-				w.Wake(nil)
+				wake()
 			}
 		}
 	}()

@@ -317,28 +317,10 @@ func TestRelayHandOver(t *testing.T) {
 		mock.ExpectExec(`^INSERT INTO outbox `).WillReturnResult(sqlmock.NewResult(0, 1))
 		mock.ExpectCommit()
 	}
-	commit := func(critical bool, evs ...txoutbox.Event) {
-		t.Helper()
-		var opts []txoutbox.TxOption
-		if critical {
-			opts = append(opts, txoutbox.TimeCritical())
-		}
-		tx, err := ob.Begin(context.Background(), nil, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range evs {
-			if _, err := tx.Add(ev); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	commit(true, validEvent(), other) // one owned, one elsewhere
-	commit(true, validEvent())        // owned only
-	commit(false, validEvent())       // ordinary
+	critical := []txoutbox.TxOption{txoutbox.TimeCritical()}
+	commitEvents(t, ob, critical, validEvent(), other) // one owned, one elsewhere
+	commitEvents(t, ob, critical, validEvent())        // owned only
+	commitEvents(t, ob, nil, validEvent())             // ordinary
 	if got := n.n.Load(); got != 1 {
 		t.Errorf("Notify called %d times, want 1 (only the commit with an event of another relay's partition)", got)
 	}
@@ -551,18 +533,7 @@ func TestNotifyNamesThePartitions(t *testing.T) {
 		mock.ExpectExec(`^INSERT INTO outbox `).WillReturnResult(sqlmock.NewResult(0, int64(len(evs))))
 		mock.ExpectExec(`^SELECT pg_notify`).WillReturnResult(sqlmock.NewResult(0, 0))
 		mock.ExpectCommit()
-		tx, err := ob.Begin(context.Background(), nil, txoutbox.TimeCritical())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range evs {
-			if _, err := tx.Add(ev); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
+		commitEvents(t, ob, []txoutbox.TxOption{txoutbox.TimeCritical()}, evs...)
 	}
 	n := &lazyTxNotifier{}
 	ob, mock, _ := newMock(t, &fakeDialect{parts: parts}, txoutbox.WithNotifier(n))

@@ -1,6 +1,7 @@
 package txoutbox_test
 
 import (
+	"context"
 	"database/sql"
 	"testing"
 
@@ -32,4 +33,22 @@ func newMock(t *testing.T, d dialects.Dialect, opts ...txoutbox.Option) (*txoutb
 
 func validEvent() txoutbox.Event {
 	return txoutbox.Event{AggregateType: "order", AggregateID: "42", EventType: "order.placed", Payload: []byte(`{"id":42}`)}
+}
+
+// commitEvents adds evs in one transaction of ob begun with opts and
+// commits it.
+func commitEvents(t *testing.T, ob *txoutbox.Outbox, opts []txoutbox.TxOption, evs ...txoutbox.Event) {
+	t.Helper()
+	tx, err := ob.Begin(context.Background(), nil, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if _, err := tx.Add(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 }
