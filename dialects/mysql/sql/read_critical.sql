@@ -1,7 +1,10 @@
 -- Time-critical due rows of @parts whose aggregate has no earlier pending row
 -- or block or hold. The @window over critical_idx bounds the work when many wait
--- behind earlier rows. No index hint: naming critical_idx fails on a table
--- before migration 007. The last column stands for a read's horizon.
+-- behind earlier rows. The hint keeps the candidates on critical_idx in seq
+-- order for the one or two partitions a wake names too, where the optimizer
+-- would otherwise intersect it with part_idx and sort (the relay needs a
+-- schema past migration 007, which added the index). The last column stands
+-- for a read's horizon.
 -- A row never tried and not scheduled (attempts 0, no deliver_at) was due
 -- at its insert, before its commit, so it is due once visible whatever
 -- @now says: @now is the relay's idea of the database's clock, which lags
@@ -9,7 +12,7 @@
 -- commit sent the wake.
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
-    SELECT w.* FROM {{table}} w
+    SELECT w.* FROM {{table}} w USE INDEX ({{name}}_critical_idx)
     WHERE w.critical = TRUE AND w.state = 0
       AND w.part IN (@parts...)
       AND (w.next_attempt_at <= @now OR (w.attempts = 0 AND w.deliver_at IS NULL))

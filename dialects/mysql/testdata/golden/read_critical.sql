@@ -2,7 +2,7 @@
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
 FROM (
-    SELECT w.* FROM outbox w
+    SELECT w.* FROM outbox w USE INDEX (outbox_critical_idx)
     WHERE w.critical = TRUE AND w.state = 0
       AND w.part IN (?, ?)
       AND (w.next_attempt_at <= ? OR (w.attempts = 0 AND w.deliver_at IS NULL))
@@ -30,7 +30,7 @@ LIMIT ?
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
 FROM (
-    SELECT w.* FROM app.jit_outbox w
+    SELECT w.* FROM app.jit_outbox w USE INDEX (jit_outbox_critical_idx)
     WHERE w.critical = TRUE AND w.state = 0
       AND w.part IN (?, ?)
       AND (w.next_attempt_at <= ? OR (w.attempts = 0 AND w.deliver_at IS NULL))
