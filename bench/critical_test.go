@@ -259,16 +259,25 @@ commits:
 	}
 	mu.Lock()
 	var during, after []time.Duration
+	type slow struct{ at, lat time.Duration }
+	var slowest []slow
 	for id, at := range committed {
 		lat := arrived[id].Sub(at)
 		if at.Before(drainEnd) {
 			during = append(during, lat)
+			slowest = append(slowest, slow{at.Sub(drainStart), lat})
 		} else {
 			after = append(after, lat)
 		}
 	}
 	end := drainEnd
 	mu.Unlock()
+	// Where in the drain the slowest events were committed (-test.v): the
+	// start, when every relay reads at once, or all along.
+	slices.SortFunc(slowest, func(a, b slow) int { return int(b.lat - a.lat) })
+	for _, s := range slowest[:min(len(slowest), 5)] {
+		b.Logf("slow: committed %v into the drain (of %v), %v to receive", s.at.Round(time.Millisecond), end.Sub(drainStart).Round(time.Millisecond), s.lat.Round(100*time.Microsecond))
+	}
 	pct := func(lat []time.Duration, q float64) float64 {
 		if len(lat) == 0 {
 			return 0
