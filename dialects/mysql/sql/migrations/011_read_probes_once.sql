@@ -1,0 +1,2 @@
+-- Empty: one version across databases; the change is PostgreSQL's read
+-- function (read_v5).
