@@ -122,7 +122,7 @@ func New(opts ...Option) (*Dialect, error) {
 		Name: "mysql",
 		// 009: deliver_at and the holds, which writers and relays of this
 		// code use; 010: the read's due rule; 011: PostgreSQL's read_v5
-		// (both empty here, but one version across databases: this code
+		// and mark_v3 (both empty here, but one version across databases: this code
 		// needs 11 everywhere).
 		Needed: 11,
 	}

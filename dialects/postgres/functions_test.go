@@ -25,7 +25,7 @@ func TestVersionedFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"outbox_mark/4", "outbox_mark_v2/4", "outbox_read/5", "outbox_read_v2/5", "outbox_read_v3/5", "outbox_read_v4/5", "outbox_read_v5/5"}
+	want := []string{"outbox_mark/4", "outbox_mark_v2/4", "outbox_mark_v3/4", "outbox_read/5", "outbox_read_v2/5", "outbox_read_v3/5", "outbox_read_v4/5", "outbox_read_v5/5"}
 	// list returns the functions of the test's schema as "name/arguments".
 	list := func(t *testing.T, db dialects.Querier) []string {
 		t.Helper()

@@ -1,2 +1,0 @@
--- Empty: one version across databases; the change is PostgreSQL's read
--- function (read_v5).

@@ -1,3 +1,0 @@
--- Marks the version from which Migrate installs read_v5 (the per-row probes
--- of blocks and holds run only when the read's partitions have one);
--- relays of this code call it. See docs/schema.md.
