@@ -107,24 +107,7 @@ func TestReadV5MatchesV4(t *testing.T) {
 	}
 	read := func(fn string, ps []int, after, horizon int64) []int64 {
 		t.Helper()
-		q := "SELECT seq FROM outbox_" + fn + "($1, $2, $3, $4, 100)"
-		rows, err := db.QueryContext(ctx, q, partList(ps), after, horizon, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []int64
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, seq)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return column[int64](t, db, "SELECT seq FROM outbox_"+fn+"($1, $2, $3, $4, 100)", partList(ps), after, horizon, now)
 	}
 	free := []int{partOf["free1"], partOf["free2"]}
 	withBlock := []int{partOf["blocked"], partOf["free1"]}
@@ -160,6 +143,28 @@ func TestReadV5MatchesV4(t *testing.T) {
 			t.Errorf("%s: %d rows %v, want %d", r.name, len(v5), v5, r.want)
 		}
 	}
+}
+
+// column returns the first column of the rows q returns.
+func column[T any](t *testing.T, db dialects.Querier, q string, args ...any) []T {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // pad12 renders n as the 12 hex digits of a UUID's last group.
