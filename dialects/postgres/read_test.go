@@ -11,11 +11,11 @@ import (
 	"github.com/jitoutbox/jitoutbox/dialects/postgres"
 )
 
-// TestReadV5MatchesV4: read_v5 probes blocks and holds only when the read's
-// partitions have one in force; it returns what read_v4 returns, from the
-// start and ahead, with a block in force, a dead block, an expired block
-// and a hold in the table, for reads of partitions that have them and of
-// partitions that have none.
+// TestReadV5MatchesV4: read_v5 probes blocks and holds only for rows of a
+// partition that has one in force; it returns what read_v4 returns, from
+// the start and ahead, with a block in force, a dead block, an expired
+// block and a hold in the table, for reads of partitions that have them
+// (with partitions that have none) and of partitions that have none.
 func TestReadV5MatchesV4(t *testing.T) {
 	ctx := t.Context()
 	db := openPostgres(t, "postgres")
