@@ -121,9 +121,10 @@ func New(opts ...Option) (*Dialect, error) {
 		},
 		Name: "mysql",
 		// 009: deliver_at and the holds, which writers and relays of this
-		// code use; 010: the read's due rule (empty here, but one version
-		// across databases: this code needs 10 everywhere).
-		Needed: 10,
+		// code use; 010: the read's due rule; 011: PostgreSQL's read_v5
+		// and mark_v3 (both empty here, but one version across
+		// databases: this code needs 11 everywhere).
+		Needed: 11,
 	}
 	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Question); err == nil {
 		d.handoff, err = d.insert.WithTail(load("insert_handoff_tail.sql"))

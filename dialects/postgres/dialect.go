@@ -108,9 +108,9 @@ func New(opts ...Option) (*Dialect, error) {
 		},
 		Name: "postgres",
 		// 009: deliver_at and the holds, which writers of this code
-		// use; 010: read_v4, which its relays call (one version across
-		// databases: this code needs 10 everywhere).
-		Needed: 10,
+		// use; 011: read_v5 and mark_v3, which its relays call (one
+		// version across databases: this code needs 11 everywhere).
+		Needed: 11,
 	}
 	if d.insert, err = sqlkit.NewInsertBuilder(load("insert.sql"), load("insert_row.sql"), sqlkit.Dollar); err != nil {
 		panic("postgres: " + err.Error())

@@ -21,7 +21,7 @@
 // database may share one connection for their locks (a dialects.Locker,
 // Dialect.OpenSessionOn): each table's locks are in its own namespaces.
 //
-// The relay reads and marks through the <table>_read_v4 and <table>_mark_v2
+// The relay reads and marks through the <table>_read_v5 and <table>_mark_v3
 // functions, prepared once per connection: the read is planned to walk the
 // pending rows in seq order even before statistics catch up, and marks
 // commit without waiting for the WAL flush (a mark lost in a crash only

@@ -1,2 +1,2 @@
--- A relay's read of its partitions; the statement lives in read_v4.sql.
-SELECT * FROM {{table}}_read_v4(@parts, @after, @horizon, @now, @limit)
+-- A relay's read of its partitions; the statement lives in read_v5.sql.
+SELECT * FROM {{table}}_read_v5(@parts, @after, @horizon, @now, @limit)

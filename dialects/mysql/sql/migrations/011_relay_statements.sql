@@ -1,0 +1,2 @@
+-- Empty: one version across databases; the change is PostgreSQL's relay
+-- functions (read_v5, mark_v3).

@@ -1,0 +1,4 @@
+-- Marks the version from which Migrate installs read_v5 (the per-row probes
+-- of blocks and holds run only in partitions that have one) and
+-- mark_v3 (the owner's fence read once per statement); relays of this code
+-- call them. See docs/schema.md.
