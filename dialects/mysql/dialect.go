@@ -337,8 +337,8 @@ type aggKey struct {
 }
 
 // insertHandoff writes events with one INSERT and returns those whose
-// aggregate was free before it (insert_handoff_busy.sql). Events that do not
-// fit in one statement are written by Insert and none is returned.
+// aggregate was free before it (freeEvents). Events that do not fit in one
+// statement are written by Insert and none is returned.
 func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events []dialects.Event) ([]dialects.Record, error) {
 	n := len(events)
 	if n == 0 {
@@ -358,10 +358,26 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 	if err != nil {
 		return nil, err
 	}
-	var rows *sql.Rows
-	if d.server.Load() == serverMariaDB {
-		rows, err = d.queryIn(ctx, q, n, d.handoff.SQL(n), args...)
-	} else {
+	var recs []dialects.Record
+	switch {
+	case n == 1:
+		// One row: its seq is the INSERT's last insert id, on either
+		// server, and the INSERT runs as an Exec: database/sql runs every
+		// query in a transaction with a goroutine of its own (to close
+		// its rows if the transaction ends first), an Exec without one.
+		var res sql.Result
+		if res, err = d.execIn(ctx, q, n, d.insert.SQL(n), args...); err == nil {
+			var seq int64
+			if seq, err = res.LastInsertId(); err == nil {
+				recs = sqlkit.HandoffRecordsOf([]sqlkit.Inserted{{Seq: seq, ID: events[0].ID, Free: true}}, free)
+			}
+		}
+	case d.server.Load() == serverMariaDB:
+		var rows *sql.Rows
+		if rows, err = d.queryIn(ctx, q, n, d.handoff.SQL(n), args...); err == nil {
+			recs, err = sqlkit.HandoffRecords(rows, free)
+		}
+	default:
 		if _, err = d.execIn(ctx, q, n, d.insert.SQL(n), args...); err == nil {
 			ids := make([]string, len(free))
 			for i := range free {
@@ -369,15 +385,14 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 			}
 			var text string
 			var vals []any
+			var rows *sql.Rows
 			if text, vals, err = d.handoffRead.Bind(sql.Named("ids", ids)); err == nil {
-				rows, err = d.queryIn(ctx, q, len(ids), text, vals...)
+				if rows, err = d.queryIn(ctx, q, len(ids), text, vals...); err == nil {
+					recs, err = sqlkit.HandoffRecords(rows, free)
+				}
 			}
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("mysql: insert %d events: %w", n, err)
-	}
-	recs, err := sqlkit.HandoffRecords(rows, free)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: insert %d events: %w", n, err)
 	}

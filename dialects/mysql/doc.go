@@ -42,10 +42,11 @@
 // their locks (a dialects.Locker, Dialect.OpenSessionOn).
 //
 // The in-memory hand-over (InsertHandoff) reads first which aggregates have
-// a pending row or block; MariaDB returns the seqs with INSERT ...
-// RETURNING, MySQL 8 reads them back by id. Until Partitions (which Migrate
-// calls) tells the server apart, the dialect takes the MySQL path, correct
-// on both.
+// a pending row or block; the seq of a single event is the INSERT's last
+// insert id, and of several MariaDB returns them with INSERT ... RETURNING,
+// MySQL 8 reads them back by id. Until Partitions (which Migrate calls)
+// tells the server apart, the dialect takes the MySQL path, correct on
+// both.
 //
 // Schema: Dialect.Schema returns the DDL of every numbered migration
 // (sql/migrations), statements separated by ";\n"; run it on one

@@ -173,6 +173,31 @@ func TestInsertHandoffPaths(t *testing.T) {
 		if err != nil || len(recs) != 0 {
 			t.Fatalf("server %d: hand-over behind a pending row = %+v, %v", server, recs, err)
 		}
+		// Of several aggregates, only the busy ones are left to the read:
+		// a (pending rows) and c (a block); d is free.
+		c, dd := fmt.Sprint("c", i), fmt.Sprint("d", i)
+		if _, err := tx.ExecContext(ctx, "INSERT INTO outbox_blocked (part, aggregate_type, aggregate_id, seq, dead, `until`) VALUES (?, 'o', ?, 1, FALSE, NOW(6))",
+			dialects.PartitionOf("o", c, 4), c); err != nil {
+			t.Fatal(err)
+		}
+		recs, err = d.InsertHandoff(ctx, tx, []dialects.Event{ev(5, a), ev(6, c), ev(7, dd)})
+		if err != nil || len(recs) != 1 || recs[0].AggregateID != dd {
+			t.Fatalf("server %d: hand-over of a busy, a blocked and a free aggregate = %+v, %v", server, recs, err)
+		}
+		recs, err = d.InsertHandoff(ctx, tx, []dialects.Event{ev(8, c)})
+		if err != nil || len(recs) != 0 {
+			t.Fatalf("server %d: hand-over of a blocked aggregate = %+v, %v", server, recs, err)
+		}
+		// One free event: its record has the row's seq.
+		e := fmt.Sprint("e", i)
+		recs, err = d.InsertHandoff(ctx, tx, []dialects.Event{ev(9, e)})
+		if err != nil || len(recs) != 1 || recs[0].ID != ev(9, e).ID {
+			t.Fatalf("server %d: hand-over of one free event = %+v, %v", server, recs, err)
+		}
+		var seq int64
+		if err := tx.QueryRowContext(ctx, "SELECT seq FROM outbox WHERE id = ?", recs[0].ID).Scan(&seq); err != nil || seq != recs[0].Seq {
+			t.Fatalf("server %d: handed-over seq %d, the row's %d (%v)", server, recs[0].Seq, seq, err)
+		}
 		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
 		}

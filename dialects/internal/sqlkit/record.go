@@ -89,14 +89,39 @@ func ScanRead(rows *sql.Rows, withJSON bool, hint int) (dialects.ReadResult, err
 }
 
 // HandoffRecords reads the (seq, id, free) rows of an INSERT for the
-// hand-over and builds the records of the free events as a read returns them
-// (times in UTC to the microsecond, a non-nil payload, nil headers when
-// empty), in Seq order. It closes rows. A scheduled event is never free,
-// nor an event after a held scheduled event of its aggregate in events
-// (HeldAfter): the statement's own check cannot see the hold, written
-// after the rows.
+// hand-over and builds the records of the free events (HandoffRecordsOf).
+// It closes rows.
 func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record, error) {
 	defer rows.Close()
+	var ins []Inserted
+	for rows.Next() {
+		var r Inserted
+		if err := rows.Scan(&r.Seq, &r.ID, &r.Free); err != nil {
+			return nil, err
+		}
+		ins = append(ins, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return HandoffRecordsOf(ins, events), nil
+}
+
+// Inserted is a row an INSERT for the hand-over wrote: its seq, its event
+// id, and whether the statement found its aggregate free.
+type Inserted struct {
+	Seq  int64
+	ID   string
+	Free bool
+}
+
+// HandoffRecordsOf builds, from the rows an INSERT wrote, the records of
+// the free events as a read returns them (times in UTC to the
+// microsecond, a non-nil payload, nil headers when empty), in Seq order.
+// A scheduled event is never free, nor an event after a held scheduled
+// event of its aggregate in events (HeldAfter): the statement's own check
+// cannot see the hold, written after the rows.
+func HandoffRecordsOf(rows []Inserted, events []dialects.Event) []dialects.Record {
 	held := HeldAfter(events)
 	byID := make(map[string]int, len(events))
 	for i := range events {
@@ -106,17 +131,9 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 		byID[events[i].ID] = i
 	}
 	var recs []dialects.Record
-	for rows.Next() {
-		var (
-			seq    int64
-			id     string
-			leased bool
-		)
-		if err := rows.Scan(&seq, &id, &leased); err != nil {
-			return nil, err
-		}
-		i, ok := byID[id]
-		if !leased || !ok {
+	for _, r := range rows {
+		i, ok := byID[r.ID]
+		if !r.Free || !ok {
 			continue
 		}
 		e := events[i]
@@ -125,13 +142,10 @@ func HandoffRecords(rows *sql.Rows, events []dialects.Event) ([]dialects.Record,
 		if len(e.Headers) == 0 {
 			e.Headers = nil
 		}
-		recs = append(recs, dialects.Record{Event: e, Seq: seq})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+		recs = append(recs, dialects.Record{Event: e, Seq: r.Seq})
 	}
 	slices.SortFunc(recs, func(a, b dialects.Record) int { return cmp.Compare(a.Seq, b.Seq) })
-	return recs, nil
+	return recs
 }
 
 // HeldAfter reports, for each of events (in registration order), whether

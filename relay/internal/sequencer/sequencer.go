@@ -80,7 +80,12 @@ type Sequencer struct {
 	critical bool
 	ended    map[string]bool
 	recent   map[int64]struct{}
-	recentQ  []int64
+	// recentQ holds the remembered seqs in the order they were
+	// published, as a ring once it holds RecentSeqs: recentQ[oldest] is
+	// the next to go. Shifting the slice instead moved all RecentSeqs of
+	// them at every batch published once the bound was reached.
+	recentQ []int64
+	oldest  int
 }
 
 // New returns an empty Sequencer.
@@ -256,13 +261,13 @@ func (s *Sequencer) Published(seqs []int64) {
 	defer s.mu.Unlock()
 	for _, q := range seqs {
 		s.recent[q] = struct{}{}
-		s.recentQ = append(s.recentQ, q)
-	}
-	if over := len(s.recentQ) - RecentSeqs; over > 0 {
-		for _, q := range s.recentQ[:over] {
-			delete(s.recent, q)
+		if len(s.recentQ) < RecentSeqs {
+			s.recentQ = append(s.recentQ, q)
+			continue
 		}
-		s.recentQ = append(s.recentQ[:0], s.recentQ[over:]...)
+		delete(s.recent, s.recentQ[s.oldest])
+		s.recentQ[s.oldest] = q
+		s.oldest = (s.oldest + 1) % RecentSeqs
 	}
 }
 
@@ -285,5 +290,5 @@ func (s *Sequencer) NewSession() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.recent)
-	s.recentQ = s.recentQ[:0]
+	s.recentQ, s.oldest = s.recentQ[:0], 0
 }

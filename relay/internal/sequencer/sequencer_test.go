@@ -195,6 +195,62 @@ func TestRecentIsBounded(t *testing.T) {
 	}
 }
 
+// Past the bound, in batches of any size and across a new session, the
+// last RecentSeqs seqs published are remembered and no older one.
+func TestRecentKeepsTheLast(t *testing.T) {
+	s := New()
+	check := func(last int64) {
+		t.Helper()
+		first := max(last-RecentSeqs+1, 1)
+		for _, q := range []int64{first - 1, first, first + 1, last - 1, last} {
+			if q < 1 || q > last {
+				continue
+			}
+			_, got := s.recent[q]
+			if want := q >= first; got != want {
+				t.Fatalf("after %d published: seq %d remembered %v, want %v", last, q, got, want)
+			}
+		}
+		if len(s.recent) != int(last-first+1) {
+			t.Fatalf("after %d published: %d seqs remembered, want %d", last, len(s.recent), last-first+1)
+		}
+	}
+	next := int64(1)
+	publish := func(n int) {
+		seqs := make([]int64, n)
+		for i := range seqs {
+			seqs[i] = next
+			next++
+		}
+		s.Published(seqs)
+		check(next - 1)
+	}
+	for _, n := range []int{1, 500, RecentSeqs - 100, 1, 1, 333, RecentSeqs, 2*RecentSeqs + 7, 1} {
+		publish(n)
+	}
+	s.NewSession()
+	if len(s.recent) != 0 {
+		t.Fatalf("a new session remembers %d seqs", len(s.recent))
+	}
+	base := next - 1
+	for _, n := range []int{RecentSeqs - 1, 3, RecentSeqs + 5} {
+		seqs := make([]int64, n)
+		for i := range seqs {
+			seqs[i] = next
+			next++
+		}
+		s.Published(seqs)
+		last := next - 1
+		want := min(last-base, RecentSeqs)
+		if len(s.recent) != int(want) {
+			t.Fatalf("new session, after %d published: %d remembered, want %d", last-base, len(s.recent), want)
+		}
+		if _, ok := s.recent[last-want+1]; !ok {
+			t.Fatalf("new session: seq %d forgotten", last-want+1)
+		}
+	}
+}
+
 // KeepRead skips held aggregates and partitions not owned, keeps at most
 // max rows and reports how far it looked.
 func TestKeepReadHeldOwnedAndCut(t *testing.T) {
