@@ -186,26 +186,8 @@ func TestReadPlan(t *testing.T) {
 	for p := 0; p < parts; p += 4 {
 		mine = append(mine, p)
 	}
-	query, args, err := sqlite.Bind(d, "read.sql", sql.Named("parts", "[0,4,8]"), sql.Named("after", 0),
-		sql.Named("now", now.UnixMicro()), sql.Named("limit", 500))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	rows.Close()
-	text := strings.Join(plan, "\n")
+	text := strings.Join(queryPlan(t, db, d, "read.sql", sql.Named("parts", "[0,4,8]"), sql.Named("after", 0),
+		sql.Named("now", now.UnixMicro()), sql.Named("limit", 500)), "\n")
 	if !strings.Contains(text, "outbox_claim_idx") || strings.Contains(text, "TEMP B-TREE") {
 		t.Fatalf("read plan does not walk claim_idx in seq order:\n%s", text)
 	}
@@ -239,26 +221,8 @@ func TestReadCriticalPlan(t *testing.T) {
 	}
 	// A relay's owned partitions, and the one a wake names.
 	for _, parts := range []string{"[0,4,8]", "[4]"} {
-		query, args, err := sqlite.Bind(d, "read_critical.sql", sql.Named("parts", parts),
-			sql.Named("now", now.UnixMicro()), sql.Named("limit", 500), sql.Named("window", dialects.CriticalWindow))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := strings.Join(queryPlan(t, db, d, "read_critical.sql", sql.Named("parts", parts),
+			sql.Named("now", now.UnixMicro()), sql.Named("limit", 500), sql.Named("window", dialects.CriticalWindow)), "\n")
 		if !strings.Contains(text, "outbox_critical_idx") {
 			t.Fatalf("partitions %s: the critical read does not read critical_idx:\n%s", parts, text)
 		}
