@@ -383,13 +383,9 @@ func (d *Dialect) insertHandoff(ctx context.Context, q dialects.Querier, events 
 			for i := range free {
 				ids[i] = free[i].ID
 			}
-			var text string
-			var vals []any
 			var rows *sql.Rows
-			if text, vals, err = d.handoffRead.Bind(sql.Named("ids", ids)); err == nil {
-				if rows, err = d.queryIn(ctx, q, len(ids), text, vals...); err == nil {
-					recs, err = sqlkit.HandoffRecords(rows, free)
-				}
+			if rows, err = d.queryNamed(ctx, q, len(ids), d.handoffRead, sql.Named("ids", ids)); err == nil {
+				recs, err = sqlkit.HandoffRecords(rows, free)
 			}
 		}
 	}
@@ -414,11 +410,7 @@ func (d *Dialect) freeEvents(ctx context.Context, q dialects.Querier, events []d
 			aggs = append(aggs, []any{k.part, k.typ, k.id})
 		}
 	}
-	text, vals, err := d.handoffBusy.Bind(sql.Named("aggs", aggs))
-	if err != nil {
-		return nil, fmt.Errorf("mysql: insert: look for pending rows: %w", err)
-	}
-	rows, err := d.queryIn(ctx, q, len(aggs), text, vals...)
+	rows, err := d.queryNamed(ctx, q, len(aggs), d.handoffBusy, sql.Named("aggs", aggs))
 	if err != nil {
 		return nil, fmt.Errorf("mysql: insert: look for pending rows: %w", err)
 	}

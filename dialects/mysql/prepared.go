@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
 // maxPreparedRows bounds the row (or aggregate) count of the insert
@@ -55,4 +56,15 @@ func (d *Dialect) queryIn(ctx context.Context, q dialects.Querier, rows int, que
 		return q.QueryContext(ctx, query, args...)
 	}
 	return s.QueryContext(ctx, args...)
+}
+
+// queryNamed binds query with args and runs it, a statement of rows rows
+// (or aggregates), in the caller's transaction q: sqlkit.QueryRows, run
+// prepared on a dialects.PooledTx (see txStmt).
+func (d *Dialect) queryNamed(ctx context.Context, q dialects.Querier, rows int, query *sqlkit.Query, args ...sql.NamedArg) (*sql.Rows, error) {
+	text, vals, err := query.Bind(args...)
+	if err != nil {
+		return nil, err
+	}
+	return d.queryIn(ctx, q, rows, text, vals...)
 }
