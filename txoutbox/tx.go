@@ -139,22 +139,10 @@ type handover struct {
 	recs   []dialects.Record // for the relay in this process
 	read   bool              // the relay must read: owned rows not handed over
 	remote bool              // rows of partitions no relay in this process owns
-	// wake names the partitions of those rows for the Notifier (nil: any
-	// partition, when they are more than a wake names).
+	// wake names the partitions of those rows for the Notifier, each once
+	// (nil: any partition, when they are more than a wake names).
 	wake  []int
-	many  bool // more remote partitions than notify.MaxPayloadPartitions
 	sched bool // scheduled events: the relay looks for the next due time
-}
-
-// addWake adds partition p to the partitions the Notifier is told of.
-func (ho *handover) addWake(p int) {
-	switch {
-	case ho.many || slices.Contains(ho.wake, p):
-	case len(ho.wake) == notify.MaxPayloadPartitions:
-		ho.wake, ho.many = nil, true // a wake for any partition
-	default:
-		ho.wake = append(ho.wake, p)
-	}
 }
 
 // flush writes a transaction's events inside it: each event gets its
@@ -183,11 +171,15 @@ func (o *Outbox) flush(ctx context.Context, q dialects.Querier, events []dialect
 			owned++
 		default:
 			ho.remote = true
-			ho.addWake(e.Partition)
+			ho.wake = append(ho.wake, e.Partition)
 		}
 		if e.Scheduled() {
 			ho.sched = true
 		}
+	}
+	slices.Sort(ho.wake)
+	if ho.wake = slices.Compact(ho.wake); len(ho.wake) > notify.MaxPayloadPartitions {
+		ho.wake = nil // a wake for any partition
 	}
 	if owned == 0 || !handoff {
 		err = o.dialect.Insert(ctx, q, events)
