@@ -132,12 +132,11 @@ func (rn *run) criticalRead(ctx context.Context, woken []int, any bool) {
 	}
 	rn.fastBatch.Lock()
 	defer rn.fastBatch.Unlock()
-	parts := rn.r.hand.ownedList(rn.own.parts)
-	if !any {
-		parts = slices.DeleteFunc(parts, func(p int) bool {
-			_, found := slices.BinarySearch(woken, p)
-			return !found
-		})
+	var parts []int
+	if any {
+		parts = rn.r.hand.ownedList(rn.own.parts)
+	} else { // woken is Take's slice, the loop's to change
+		parts = slices.DeleteFunc(woken, func(p int) bool { return !rn.r.hand.owns(p) })
 	}
 	if len(parts) == 0 {
 		return
