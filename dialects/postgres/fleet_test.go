@@ -61,21 +61,6 @@ func logPlan(t *testing.T, db *sql.DB, d *postgres.Dialect, what string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.QueryContext(t.Context(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
+	plan := column[string](t, db, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+query)
 	t.Logf("activity.sql, %s:\n%s", what, strings.Join(plan, "\n"))
 }

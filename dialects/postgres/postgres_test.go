@@ -236,20 +236,7 @@ func TestReadCriticalPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rows, err := db.QueryContext(ctx, "EXPLAIN "+query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, line)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := strings.Join(column[string](t, db, "EXPLAIN "+query, args...), "\n")
 		if !strings.Contains(text, "outbox_critical_idx") {
 			t.Fatalf("partitions %s: the critical read does not read critical_idx:\n%s", parts, text)
 		}
