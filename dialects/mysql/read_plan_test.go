@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -279,4 +280,59 @@ func criticalPlan(t *testing.T, db *sql.DB, d *Dialect, parts []int, now time.Ti
 		t.Fatal(err)
 	}
 	t.Logf("critical read of %d partitions: %d rows in %v", len(parts), len(recs), time.Since(start))
+}
+
+// TestReadsMakeNoDiskTable checks that the reads that window their
+// candidates in a derived table (the critical read, the read ahead) create
+// no on-disk temporary table: MariaDB writes a derived table holding BLOB
+// or TEXT columns (payload, headers) to disk, which made a one-row critical
+// read wait tens of milliseconds while a drain wrote.
+func TestReadsMakeNoDiskTable(t *testing.T) {
+	db := openInternal(t)
+	db.SetMaxOpenConns(1) // SHOW SESSION STATUS reads the reads' own session
+	ctx := context.Background()
+	d, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	var evs []dialects.Event
+	for i := range 20 {
+		evs = append(evs, dialects.Event{ID: fmt.Sprintf("00000000-0000-7000-8000-%012d", i), AggregateType: "o",
+			AggregateID: strconv.Itoa(i % 5), EventType: "e", Payload: []byte(`{"n":1}`), ContentType: "application/json",
+			Headers: map[string]string{"k": "v"}, Critical: i%2 == 0, CreatedAt: now, Partition: 3})
+	}
+	if err := d.Insert(ctx, db, evs); err != nil {
+		t.Fatal(err)
+	}
+	diskTables := func() int {
+		t.Helper()
+		var name string
+		var n int
+		if err := db.QueryRowContext(ctx, `SHOW SESSION STATUS LIKE 'Created_tmp_disk_tables'`).Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := diskTables()
+	recs, err := d.ReadCritical(ctx, db, dialects.CriticalRequest{Partitions: []int{3}, Limit: 500, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || string(recs[0].Payload) != `{"n":1}` || recs[0].Headers["k"] != "v" {
+		t.Fatalf("critical read: %d rows (want the 3 that are first of their aggregates), first %+v", len(recs), recs)
+	}
+	res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{3}, After: recs[0].Seq, Horizon: recs[0].Seq + 100, Limit: 500, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Records) != 19 || res.Records[0].Headers["k"] != "v" {
+		t.Fatalf("read ahead: %d rows, want the 19 after the first", len(res.Records))
+	}
+	if n := diskTables() - before; n != 0 {
+		t.Errorf("the critical read and the read ahead created %d on-disk temporary tables, want none", n)
+	}
 }

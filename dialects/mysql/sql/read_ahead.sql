@@ -1,17 +1,20 @@
 -- A read ahead past @after. Only rows above @horizon are checked for a
 -- pending row of their aggregate at or below @after (dialects.ReadResult.Horizon
 -- says why). The @window bounds the walk when that check leaves out most
--- candidates; a short result is followed by a read from the start.
+-- candidates; a short result is followed by a read from the start. The
+-- window holds only seqs and the rows are joined back by primary key (as in
+-- read_critical.sql: a derived table with BLOB/TEXT columns goes to disk).
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
-    SELECT w.* FROM {{table}} w USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)
+    SELECT w.seq FROM {{table}} w USE INDEX ({{name}}_claim_idx, {{name}}_part_idx)
     WHERE w.state = 0
       AND w.part IN (@parts...)
       AND w.seq > @after
       AND (w.next_attempt_at <= @now OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT @window
-) o
+) c
+JOIN {{table}} o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM {{table}}_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id

@@ -5,6 +5,10 @@
 -- would otherwise intersect it with part_idx and sort (the relay needs a
 -- schema past migration 007, which added the index). The last column stands
 -- for a read's horizon.
+-- The window holds only seqs, and the rows are joined back by primary key:
+-- MariaDB materializes a derived table, and one holding payload and headers
+-- (BLOB/TEXT) goes to an on-disk temporary table, whose creation made a
+-- one-row read wait tens of milliseconds behind a drain's writes.
 -- A row never tried and not scheduled (attempts 0, no deliver_at) was due
 -- at its insert, before its commit, so it is due once visible whatever
 -- @now says: @now is the relay's idea of the database's clock, which lags
@@ -12,13 +16,14 @@
 -- commit sent the wake.
 SELECT {{record_columns}}, 0 AS horizon
 FROM (
-    SELECT w.* FROM {{table}} w USE INDEX ({{name}}_critical_idx)
+    SELECT w.seq FROM {{table}} w USE INDEX ({{name}}_critical_idx)
     WHERE w.critical = TRUE AND w.state = 0
       AND w.part IN (@parts...)
       AND (w.next_attempt_at <= @now OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT @window
-) o
+) c
+JOIN {{table}} o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM {{table}} e
       WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id

@@ -2,14 +2,15 @@
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
 FROM (
-    SELECT w.* FROM outbox w USE INDEX (outbox_claim_idx, outbox_part_idx)
+    SELECT w.seq FROM outbox w USE INDEX (outbox_claim_idx, outbox_part_idx)
     WHERE w.state = 0
       AND w.part IN (?, ?)
       AND w.seq > ?
       AND (w.next_attempt_at <= ? OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?
-) o
+) c
+JOIN outbox o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM outbox_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
@@ -31,14 +32,15 @@ LIMIT ?
 SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
        o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
 FROM (
-    SELECT w.* FROM app.jit_outbox w USE INDEX (jit_outbox_claim_idx, jit_outbox_part_idx)
+    SELECT w.seq FROM app.jit_outbox w USE INDEX (jit_outbox_claim_idx, jit_outbox_part_idx)
     WHERE w.state = 0
       AND w.part IN (?, ?)
       AND w.seq > ?
       AND (w.next_attempt_at <= ? OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?
-) o
+) c
+JOIN app.jit_outbox o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM app.jit_outbox_blocked b
       WHERE b.part = o.part AND b.aggregate_type = o.aggregate_type AND b.aggregate_id = o.aggregate_id
