@@ -341,6 +341,19 @@ type CriticalRequest struct {
 	Now time.Time
 }
 
+// CriticalResult is what a ReadCritical returns.
+type CriticalResult struct {
+	// Records are the rows that can be published at once, in Seq order.
+	Records []Record
+	// Candidates is the number of rows the read looked at (at most the
+	// window: pending, due, time-critical rows of the partitions), when
+	// Records is not empty; 0 when it is (no row carries it). More
+	// candidates than Records means some wait behind an earlier row,
+	// block or hold of their aggregate (or past Limit): a relay's read lane
+	// publishes them.
+	Candidates int
+}
+
 // Dialect is the set of operations jitoutbox needs from a database.
 //
 // Semantics every implementation must honour (tested by dialecttest):
@@ -458,7 +471,7 @@ type Dialect interface {
 	// so that a relay publishes them before a backlog it is draining. It
 	// works on a table without the index later migrations add for it,
 	// reading more.
-	ReadCritical(ctx context.Context, db *sql.DB, req CriticalRequest) ([]Record, error)
+	ReadCritical(ctx context.Context, db *sql.DB, req CriticalRequest) (CriticalResult, error)
 	// Mark sets the published state (or deletes) the rows of m.Seqs in
 	// partitions m.Token owns, removes the retry blocks of m.Unblock, and
 	// returns how many rows it changed.

@@ -107,17 +107,23 @@ func (rn *run) publishFast(ctx context.Context, recs []dialects.Record, wake fun
 // it owns none of them it does nothing. Otherwise the read lane is woken
 // as soon as the rows are taken (it leaves their aggregates alone while
 // they are in flight), or at once when there are none: it publishes what
-// the critical read could not. A read that came back full and published
-// something asks for another of the same partitions. Database errors are
-// left to the read lane, which backs off from them; while it backs off (an
-// outage, a database error) there is no critical read.
+// the critical read could not. A wake that named its partitions stands for
+// time-critical commits only, so when the read took every candidate
+// (dialects.CriticalResult) there is nothing left for the read lane, and
+// it is not woken: a read lane's read from the start can cost far more
+// than the critical read (it walks the backlogs of partitions other relays
+// own), and every time-critical commit would pay it. A read that came
+// back full and published something asks for another of the same
+// partitions. Database errors are left to the read lane, which backs off
+// from them; while it backs off (an outage, a database error) there is no
+// critical read.
 func (rn *run) criticalRead(ctx context.Context, woken []int, any bool) {
 	if !any && !slices.ContainsFunc(woken, rn.r.hand.owns) {
 		return
 	}
-	readLaneWoken := false
+	readLane, readLaneWoken := true, false
 	wake := func() {
-		if !readLaneWoken {
+		if readLane && !readLaneWoken {
 			readLaneWoken = true
 			signal(rn.wakes.urgent)
 		}
@@ -147,10 +153,12 @@ func (rn *run) criticalRead(ctx context.Context, woken []int, any bool) {
 	// that a full read, which may have left free rows past its window,
 	// asks for another.
 	limit := min(rn.r.cfg.BatchSize, dialects.CriticalWindow)
-	recs, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.clock.now()})
+	res, err := rn.r.d.ReadCritical(ctx, rn.r.db, dialects.CriticalRequest{Partitions: parts, Limit: limit, Now: rn.clock.now()})
+	recs := res.Records
 	if err != nil || len(recs) == 0 {
 		return
 	}
+	readLane = any || res.Candidates > len(recs)
 	if rn.publishFast(ctx, recs, wake) && len(recs) == limit {
 		rn.wakes.critical.Wake(parts)
 	}

@@ -123,8 +123,8 @@ func (d *fakeDialect) OpenSessionOn(context.Context, *dialects.Locker, string, t
 func (d *fakeDialect) Read(context.Context, *sql.DB, dialects.ReadRequest) (dialects.ReadResult, error) {
 	return dialects.ReadResult{}, errNotImplemented
 }
-func (d *fakeDialect) ReadCritical(context.Context, *sql.DB, dialects.CriticalRequest) ([]dialects.Record, error) {
-	return nil, errNotImplemented
+func (d *fakeDialect) ReadCritical(context.Context, *sql.DB, dialects.CriticalRequest) (dialects.CriticalResult, error) {
+	return dialects.CriticalResult{}, errNotImplemented
 }
 func (d *fakeDialect) Mark(context.Context, *sql.DB, dialects.Mark) (int64, error) {
 	return 0, errNotImplemented

@@ -23,15 +23,31 @@ func (e *env) critical(aggIDs ...string) []dialects.Event {
 	return evs
 }
 
-// readCritical runs ReadCritical at base+now and checks what every result
-// must satisfy: Seq order, the limit, the partitions, time-critical rows
-// only, at most one row per aggregate.
+// readCritical runs ReadCritical at base+now and returns its rows
+// (readCriticalResult).
 func (e *env) readCritical(req dialects.CriticalRequest, now time.Duration) []dialects.Record {
 	e.t.Helper()
+	return e.readCriticalResult(req, now).Records
+}
+
+// readCriticalResult runs ReadCritical at base+now and checks what every
+// result must satisfy: Seq order, the limit, the partitions, time-critical
+// rows only, at most one row per aggregate, and a count of candidates
+// between the rows returned and the window (0 with no rows).
+func (e *env) readCriticalResult(req dialects.CriticalRequest, now time.Duration) dialects.CriticalResult {
+	e.t.Helper()
 	req.Now = e.readAt(now)
-	recs, err := e.d.ReadCritical(e.ctx, e.db, req)
+	res, err := e.d.ReadCritical(e.ctx, e.db, req)
 	if err != nil {
 		e.t.Fatalf("ReadCritical: %v", err)
+	}
+	recs := res.Records
+	window := req.Window
+	if window <= 0 {
+		window = dialects.CriticalWindow
+	}
+	if len(recs) > 0 && (res.Candidates < len(recs) || res.Candidates > window) || len(recs) == 0 && res.Candidates != 0 {
+		e.t.Fatalf("ReadCritical returned %d rows of %d candidates (window %d)", len(recs), res.Candidates, window)
 	}
 	if len(recs) > req.Limit {
 		e.t.Fatalf("ReadCritical returned %d rows, limit %d", len(recs), req.Limit)
@@ -53,7 +69,7 @@ func (e *env) readCritical(req dialects.CriticalRequest, now time.Duration) []di
 		}
 		aggs[k] = true
 	}
-	return recs
+	return res
 }
 
 // criticalAll reads every partition, limit 100, default window.
@@ -138,6 +154,18 @@ func testReadCriticalWindow(t *testing.T, tgt Target) {
 	wantIDs(t, "window 3 (held rows only)", win(3))
 	wantIDs(t, "window 4", win(4), free...)
 	wantIDs(t, "default window", win(0), free...)
+	// The count of candidates tells that rows were held back (the three
+	// of H), and that none were when the window holds only the free row.
+	candidates := func(parts []int, w int) int {
+		t.Helper()
+		return e.readCriticalResult(dialects.CriticalRequest{Partitions: parts, Limit: 10, Window: w}, 0).Candidates
+	}
+	if n := candidates(e.all(), 4); n != 4 {
+		t.Errorf("window 4: %d candidates, want 4 (3 held, 1 free)", n)
+	}
+	if n := candidates(e.all(), 0); n != 4 {
+		t.Errorf("default window: %d candidates, want 4 (ordinary rows are none)", n)
+	}
 	// Candidates are counted in the given partitions only.
 	var others []int
 	for _, p := range e.all() {
@@ -148,6 +176,9 @@ func testReadCriticalWindow(t *testing.T, tgt Target) {
 	if free[0].Partition != held[0].Partition {
 		wantIDs(t, "window 1 without H's partition",
 			e.readCritical(dialects.CriticalRequest{Partitions: others, Limit: 10, Window: 1}, 0), free...)
+		if n := candidates(others, 0); n != 1 {
+			t.Errorf("without H's partition: %d candidates, want 1 (the free row alone)", n)
+		}
 	}
 }
 

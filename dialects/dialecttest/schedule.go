@@ -38,11 +38,11 @@ func (e *env) readAheadAbs(after int64, now time.Time) []dialects.Record {
 // criticalAbs runs ReadCritical on every partition at the absolute time now.
 func (e *env) criticalAbs(now time.Time) []dialects.Record {
 	e.t.Helper()
-	recs, err := e.d.ReadCritical(e.ctx, e.db, dialects.CriticalRequest{Partitions: e.all(), Limit: 100, Now: now})
+	res, err := e.d.ReadCritical(e.ctx, e.db, dialects.CriticalRequest{Partitions: e.all(), Limit: 100, Now: now})
 	if err != nil {
 		e.t.Fatalf("ReadCritical: %v", err)
 	}
-	return recs
+	return res.Records
 }
 
 // scheduled returns an event of aggregate id scheduled delay after its

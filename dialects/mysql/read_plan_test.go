@@ -275,11 +275,11 @@ func criticalPlan(t *testing.T, db *sql.DB, d *Dialect, parts []int, now time.Ti
 		t.Errorf("%d partitions: no DERIVED step in the plan: %v", len(parts), plan)
 	}
 	start := time.Now()
-	recs, err := d.ReadCritical(ctx, db, dialects.CriticalRequest{Partitions: parts, Limit: 500, Now: now})
+	res, err := d.ReadCritical(ctx, db, dialects.CriticalRequest{Partitions: parts, Limit: 500, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("critical read of %d partitions: %d rows in %v", len(parts), len(recs), time.Since(start))
+	t.Logf("critical read of %d partitions: %d rows in %v", len(parts), len(res.Records), time.Since(start))
 }
 
 // TestReadsMakeNoDiskTable checks that the reads that window their
@@ -318,19 +318,23 @@ func TestReadsMakeNoDiskTable(t *testing.T) {
 		return n
 	}
 	before := diskTables()
-	recs, err := d.ReadCritical(ctx, db, dialects.CriticalRequest{Partitions: []int{3}, Limit: 500, Now: now})
+	res, err := d.ReadCritical(ctx, db, dialects.CriticalRequest{Partitions: []int{3}, Limit: 500, Now: now})
 	if err != nil {
 		t.Fatal(err)
+	}
+	recs := res.Records
+	if res.Candidates != 10 {
+		t.Errorf("critical read: %d candidates, want the 10 time-critical rows", res.Candidates)
 	}
 	if len(recs) != 3 || string(recs[0].Payload) != `{"n":1}` || recs[0].Headers["k"] != "v" {
 		t.Fatalf("critical read: %d rows (want the 3 that are first of their aggregates), first %+v", len(recs), recs)
 	}
-	res, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{3}, After: recs[0].Seq, Horizon: recs[0].Seq + 100, Limit: 500, Now: now})
+	ahead, err := d.Read(ctx, db, dialects.ReadRequest{Partitions: []int{3}, After: recs[0].Seq, Horizon: recs[0].Seq + 100, Limit: 500, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Records) != 19 || res.Records[0].Headers["k"] != "v" {
-		t.Fatalf("read ahead: %d rows, want the 19 after the first", len(res.Records))
+	if len(ahead.Records) != 19 || ahead.Records[0].Headers["k"] != "v" {
+		t.Fatalf("read ahead: %d rows, want the 19 after the first", len(ahead.Records))
 	}
 	if n := diskTables() - before; n != 0 {
 		t.Errorf("the critical read and the read ahead created %d on-disk temporary tables, want none", n)

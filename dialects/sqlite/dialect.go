@@ -354,29 +354,30 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 }
 
 // ReadCritical returns the time-critical rows of req.Partitions that no
-// earlier row of their aggregate holds back (read_critical.sql, prepared).
-func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.CriticalRequest) ([]dialects.Record, error) {
+// earlier row of their aggregate holds back, and how many candidates it
+// looked at (read_critical.sql, prepared).
+func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.CriticalRequest) (dialects.CriticalResult, error) {
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
-		return nil, nil
+		return dialects.CriticalResult{}, nil
 	}
 	query, args, err := d.readCritical.Bind(sql.Named("parts", jsonParts(req.Partitions)),
 		sql.Named("now", micros(sqlkit.UTC(req.Now))), sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: read critical: %w", err)
+		return dialects.CriticalResult{}, fmt.Errorf("sqlite: read critical: %w", err)
 	}
 	stmt, err := d.stmts.Stmt(ctx, db, query)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: read critical: prepare: %w", err)
+		return dialects.CriticalResult{}, fmt.Errorf("sqlite: read critical: prepare: %w", err)
 	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: read critical: %w", err)
+		return dialects.CriticalResult{}, fmt.Errorf("sqlite: read critical: %w", err)
 	}
-	res, err := sqlkit.ScanRead(rows, false, req.Limit)
+	res, err := sqlkit.ScanCritical(rows, false, req.Limit)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: read critical: %w", err)
+		return dialects.CriticalResult{}, fmt.Errorf("sqlite: read critical: %w", err)
 	}
-	return res.Records, nil
+	return res, nil
 }
 
 // jsonParts renders partitions as a JSON array ("[0,5,7]"), bound as one

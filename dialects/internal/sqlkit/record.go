@@ -23,7 +23,8 @@ const RecordColumns = 14
 // ScanRead reads a dialect's read.sql results: the record columns, then,
 // when withJSON, the JSON payload text (NULL when the payload is in the
 // payload column), then the read's horizon (dialects.ReadResult.Horizon,
-// the same on every row). hint is the number of rows expected (the read's
+// the same on every row; a critical read's count of candidates, see
+// ScanCritical). hint is the number of rows expected (the read's
 // limit), to size the result. Records are sorted by Seq. A row with a
 // column that cannot be decoded is returned with Record.Bad set (see
 // dialects.RowError), never as an error of the read.
@@ -227,6 +228,17 @@ func DeliverAt(e *dialects.Event, now time.Time) (at time.Time, ok bool) {
 // that leaves out most candidates stops early instead of walking the
 // backlog.
 const ReadAheadWindow = 4
+
+// ScanCritical reads a dialect's read_critical.sql results: the columns
+// of ScanRead, whose last one here is the number of candidates the read
+// looked at (dialects.CriticalResult.Candidates, the same on every row).
+func ScanCritical(rows *sql.Rows, withJSON bool, hint int) (dialects.CriticalResult, error) {
+	res, err := ScanRead(rows, withJSON, hint)
+	if err != nil {
+		return dialects.CriticalResult{}, err
+	}
+	return dialects.CriticalResult{Records: res.Records, Candidates: int(res.Horizon)}, nil
+}
 
 // CriticalWindow returns the candidates a critical read looks at: the
 // request's window, or dialects.CriticalWindow when unset.

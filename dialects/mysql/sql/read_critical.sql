@@ -3,8 +3,10 @@
 -- behind earlier rows. The hint keeps the candidates on critical_idx in seq
 -- order for the one or two partitions a wake names too, where the optimizer
 -- would otherwise intersect it with part_idx and sort (the relay needs a
--- schema past migration 007, which added the index). The last column stands
--- for a read's horizon.
+-- schema past migration 007, which added the index). The last column is the
+-- number of candidates in the window (dialects.CriticalResult.Candidates):
+-- more than the rows returned when some wait behind earlier rows, which the
+-- relay's read lane then publishes.
 -- The window holds only seqs, and the rows are joined back by primary key:
 -- MariaDB materializes a derived table, and one holding payload and headers
 -- (BLOB/TEXT) goes to an on-disk temporary table, whose creation made a
@@ -14,16 +16,16 @@
 -- @now says: @now is the relay's idea of the database's clock, which lags
 -- it by up to a round trip, and a wake's read must not miss the row whose
 -- commit sent the wake.
-SELECT {{record_columns}}, 0 AS horizon
-FROM (
+WITH c AS (
     SELECT w.seq FROM {{table}} w USE INDEX ({{name}}_critical_idx)
     WHERE w.critical = TRUE AND w.state = 0
       AND w.part IN (@parts...)
       AND (w.next_attempt_at <= @now OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT @window
-) c
-JOIN {{table}} o ON o.seq = c.seq
+)
+SELECT {{record_columns}}, (SELECT COUNT(*) FROM c) AS candidates
+FROM c JOIN {{table}} o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM {{table}} e
       WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id

@@ -1,15 +1,16 @@
 -- table: outbox
-SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, o.payload_json::text,
-       0::bigint
-FROM (
-    SELECT w.* FROM outbox w
+WITH c AS (
+    SELECT w.seq FROM outbox w
     WHERE w.state = 0 AND w.critical
       AND w.part = ANY ($1::int[])
       AND (w.next_attempt_at <= $2 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT $3
-) o
+)
+SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, o.payload_json::text,
+       (SELECT count(*) FROM c)
+FROM c JOIN outbox o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM outbox e
       WHERE e.state = 0 AND e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
@@ -28,17 +29,18 @@ WHERE NOT EXISTS (
 ORDER BY o.seq
 LIMIT $4
 -- table: app.jit_outbox
-SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, o.payload_json::text,
-       0::bigint
-FROM (
-    SELECT w.* FROM app.jit_outbox w
+WITH c AS (
+    SELECT w.seq FROM app.jit_outbox w
     WHERE w.state = 0 AND w.critical
       AND w.part = ANY ($1::int[])
       AND (w.next_attempt_at <= $2 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT $3
-) o
+)
+SELECT o.seq, o.id::text, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers::text, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, o.payload_json::text,
+       (SELECT count(*) FROM c)
+FROM c JOIN app.jit_outbox o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM app.jit_outbox e
       WHERE e.state = 0 AND e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id

@@ -1,14 +1,15 @@
 -- table: outbox
-SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
-FROM (
-    SELECT w.* FROM outbox w
+WITH c AS (
+    SELECT w.seq FROM outbox w
     WHERE w.state = 0 AND w.critical
       AND +w.part IN (SELECT value FROM json_each(?1))
       AND (w.next_attempt_at <= ?2 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?3
-) o
+)
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, (SELECT COUNT(*) FROM c) AS candidates
+FROM c JOIN outbox o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM outbox e
       WHERE e.state = 0 AND e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
@@ -27,16 +28,17 @@ WHERE NOT EXISTS (
 ORDER BY o.seq
 LIMIT ?4
 -- table: jit_outbox
-SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
-       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, 0 AS horizon
-FROM (
-    SELECT w.* FROM jit_outbox w
+WITH c AS (
+    SELECT w.seq FROM jit_outbox w
     WHERE w.state = 0 AND w.critical
       AND +w.part IN (SELECT value FROM json_each(?1))
       AND (w.next_attempt_at <= ?2 OR (w.attempts = 0 AND w.deliver_at IS NULL))
     ORDER BY w.seq
     LIMIT ?3
-) o
+)
+SELECT o.seq, o.id, o.aggregate_type, o.aggregate_id, o.event_type, o.payload, o.content_type,
+       o.headers, o.idempotency_key, o.critical, o.created_at, o.attempts, o.part, o.deliver_at, (SELECT COUNT(*) FROM c) AS candidates
+FROM c JOIN jit_outbox o ON o.seq = c.seq
 WHERE NOT EXISTS (
       SELECT 1 FROM jit_outbox e
       WHERE e.state = 0 AND e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id
