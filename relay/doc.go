@@ -51,7 +51,8 @@
 // critical read (dialects.Dialect.ReadCritical: the owned partitions'
 // time-critical rows with no earlier pending row and no block of their
 // aggregate) and publishes what it returns the same way, then wakes the
-// publish loop, so that a time-critical event of another process does not
+// publish loop when the read held rows back (or the wake named no
+// partitions), so that a time-critical event of another process does not
 // wait behind a backlog the loop is draining either; one behind an earlier
 // pending event of its own aggregate waits for it. The lanes leave each
 // other's aggregates in flight alone. Each batch is published in

@@ -22,8 +22,8 @@ import (
 // hand-over asks for a read, the hand-over lane reads the time-critical
 // rows that have no earlier pending row and no block
 // (dialects.Dialect.ReadCritical) of the woken partitions it owns,
-// publishes them like handed-over rows, and then wakes the read lane, which
-// publishes the rest (a
+// publishes them like handed-over rows, and then, when the read held some
+// back, wakes the read lane, which publishes the rest (a
 // time-critical row behind an earlier pending row of its aggregate waits
 // for it: only that aggregate waits). A wake that names only partitions
 // other relays own costs nothing: no read, and the read lane is not woken;
