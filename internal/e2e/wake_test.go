@@ -219,9 +219,11 @@ func runScenario(t *testing.T, s scenario) {
 	// make the control fail spuriously, never pass wrongly.)
 	settle := time.NewTimer(quietWindow)
 	<-settle.C
-	n1 := commit(t, ctx, ob, "n1", false)
+	n1 := commit(t, ctx, ob, "c2", false)
 	recv.absent(t, n1, quietWindow)
-	// ...until a time-critical commit wakes it: the wake's cycle takes both.
+	// ...until a time-critical commit of its aggregate wakes it: the
+	// critical read holds that one back behind n1, so the relay's read lane
+	// publishes both, in order.
 	wakes := p.Log.Count(`"wake received"`)
 	c2 := commit(t, ctx, ob, "c2", true)
 	recv.await(t, c2, n1)
