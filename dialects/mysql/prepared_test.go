@@ -17,17 +17,10 @@ import (
 // The pool has one connection, which the transaction holds: preparing on
 // the pool must not wait for it.
 func TestPooledTxPreparesOnce(t *testing.T) {
-	db := openInternal(t)
+	db, d := migratedInternal(t, WithPartitions(4))
 	db.SetMaxOpenConns(1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	d, err := New(WithPartitions(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	n := 0
 	handoff := func(server int32, pooled bool) (prepares int64) {
 		t.Helper()

@@ -22,15 +22,8 @@ import (
 // (An internal test: it explains the dialect's own statement. It opens
 // its database itself, as internal/testdb imports this package.)
 func TestReadPlan(t *testing.T) {
-	db := openInternal(t)
+	db, d := migratedInternal(t)
 	ctx := context.Background()
-	d, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	// MariaDB's sequence engine makes the backlog in one statement.
 	if _, err := db.ExecContext(ctx, `INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, created_at, next_attempt_at, part)
 		SELECT UUID(), 'o', CONCAT('a', seq MOD 1000), 'e', NOW(6), NOW(6), seq MOD 64 FROM seq_1_to_100000`); err != nil {
@@ -101,6 +94,21 @@ func scanMap(rows *sql.Rows) (map[string]string, error) {
 	return m, nil
 }
 
+// migratedInternal opens the test database (openInternal) and migrates a
+// dialect made with opts on it.
+func migratedInternal(t *testing.T, opts ...Option) (*sql.DB, *Dialect) {
+	t.Helper()
+	db := openInternal(t)
+	d, err := New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	return db, d
+}
+
 // openInternal opens a fresh database for the package's internal tests
 // from JITOUTBOX_MYSQL_DSN (unset skips), dropped on cleanup.
 func openInternal(t *testing.T) *sql.DB {
@@ -142,15 +150,8 @@ func openInternal(t *testing.T) *sql.DB {
 // server: INSERT ... RETURNING (MariaDB) and INSERT then SELECT by id
 // (MySQL 8, and any server not yet identified).
 func TestInsertHandoffPaths(t *testing.T) {
-	db := openInternal(t)
+	db, d := migratedInternal(t, WithPartitions(4))
 	ctx := context.Background()
-	d, err := New(WithPartitions(4))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	for i, server := range []int32{serverMariaDB, serverMySQL} {
 		if server == serverMariaDB && d.server.Load() != serverMariaDB {
 			continue // a MySQL server: RETURNING is not there
@@ -210,15 +211,8 @@ func TestInsertHandoffPaths(t *testing.T) {
 // order (no sort of the pending rows; the outer sort is of the window's
 // candidates at most).
 func TestReadCriticalPlan(t *testing.T) {
-	db := openInternal(t)
+	db, d := migratedInternal(t)
 	ctx := context.Background()
-	d, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := db.ExecContext(ctx, `INSERT INTO outbox (id, aggregate_type, aggregate_id, event_type, critical, created_at, next_attempt_at, part)
 		SELECT UUID(), 'o', CONCAT('a', seq MOD 1000), 'e', seq MOD 10000 = 0, NOW(6), NOW(6), seq MOD 64 FROM seq_1_to_100000`); err != nil {
 		t.Skipf("no sequence engine (MySQL?): %v", err)
@@ -288,16 +282,9 @@ func criticalPlan(t *testing.T, db *sql.DB, d *Dialect, parts []int, now time.Ti
 // or TEXT columns (payload, headers) to disk, which made a one-row critical
 // read wait tens of milliseconds while a drain wrote.
 func TestReadsMakeNoDiskTable(t *testing.T) {
-	db := openInternal(t)
+	db, d := migratedInternal(t)
 	db.SetMaxOpenConns(1) // SHOW SESSION STATUS reads the reads' own session
 	ctx := context.Background()
-	d, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().UTC()
 	var evs []dialects.Event
 	for i := range 20 {
