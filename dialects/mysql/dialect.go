@@ -447,20 +447,7 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	if req.After > 0 {
 		q, named = d.readAhead, append(named, sql.Named("window", sqlkit.ReadAheadWindow*req.Limit), sql.Named("horizon", req.Horizon))
 	}
-	query, args, err := q.Bind(named...)
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("mysql: read: %w", err)
-	}
-	// Prepared per partition count: the text lists one '?' per partition.
-	stmt, err := d.stmts.Stmt(ctx, db, query)
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("mysql: read: prepare: %w", err)
-	}
-	rows, err := stmt.QueryContext(ctx, args...)
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("mysql: read: %w", err)
-	}
-	res, err := sqlkit.ScanRead(rows, false, req.Limit)
+	res, err := sqlkit.RunRead(ctx, &d.stmts, db, q, false, req.Limit, named...)
 	if err != nil {
 		return dialects.ReadResult{}, fmt.Errorf("mysql: read: %w", err)
 	}
@@ -475,20 +462,8 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return dialects.CriticalResult{}, nil
 	}
-	query, args, err := d.readCritical.Bind(sql.Named("parts", req.Partitions), sql.Named("now", sqlkit.UTC(req.Now)),
-		sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("mysql: read critical: %w", err)
-	}
-	stmt, err := d.stmts.Stmt(ctx, db, query)
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("mysql: read critical: prepare: %w", err)
-	}
-	rows, err := stmt.QueryContext(ctx, args...)
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("mysql: read critical: %w", err)
-	}
-	res, err := sqlkit.ScanCritical(rows, false, req.Limit)
+	res, err := sqlkit.RunCritical(ctx, &d.stmts, db, d.readCritical, false, req.Limit, sql.Named("parts", req.Partitions),
+		sql.Named("now", sqlkit.UTC(req.Now)), sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
 	if err != nil {
 		return dialects.CriticalResult{}, fmt.Errorf("mysql: read critical: %w", err)
 	}

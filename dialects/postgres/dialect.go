@@ -321,20 +321,8 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return dialects.ReadResult{}, nil
 	}
-	query, args, err := d.read.Bind(sql.Named("parts", partArray(req.Partitions)), sql.Named("after", req.After),
-		sql.Named("horizon", req.Horizon), sql.Named("now", sqlkit.UTC(req.Now)), sql.Named("limit", req.Limit))
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("postgres: read: %w", err)
-	}
-	stmt, err := d.stmts.Stmt(ctx, db, query)
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("postgres: read: prepare: %w", err)
-	}
-	rows, err := stmt.QueryContext(ctx, args...)
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("postgres: read: %w", err)
-	}
-	res, err := sqlkit.ScanRead(rows, true, req.Limit)
+	res, err := sqlkit.RunRead(ctx, &d.stmts, db, d.read, true, req.Limit, sql.Named("parts", partArray(req.Partitions)),
+		sql.Named("after", req.After), sql.Named("horizon", req.Horizon), sql.Named("now", sqlkit.UTC(req.Now)), sql.Named("limit", req.Limit))
 	if err != nil {
 		return dialects.ReadResult{}, fmt.Errorf("postgres: read: %w", err)
 	}
@@ -348,20 +336,8 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return dialects.CriticalResult{}, nil
 	}
-	query, args, err := d.readCritical.Bind(sql.Named("parts", partArray(req.Partitions)), sql.Named("now", sqlkit.UTC(req.Now)),
-		sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("postgres: read critical: %w", err)
-	}
-	stmt, err := d.stmts.Stmt(ctx, db, query)
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("postgres: read critical: prepare: %w", err)
-	}
-	rows, err := stmt.QueryContext(ctx, args...)
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("postgres: read critical: %w", err)
-	}
-	res, err := sqlkit.ScanCritical(rows, true, req.Limit)
+	res, err := sqlkit.RunCritical(ctx, &d.stmts, db, d.readCritical, true, req.Limit, sql.Named("parts", partArray(req.Partitions)),
+		sql.Named("now", sqlkit.UTC(req.Now)), sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
 	if err != nil {
 		return dialects.CriticalResult{}, fmt.Errorf("postgres: read critical: %w", err)
 	}

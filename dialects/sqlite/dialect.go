@@ -334,19 +334,7 @@ func (d *Dialect) Read(ctx context.Context, db *sql.DB, req dialects.ReadRequest
 	if req.After > 0 {
 		q, args = d.readAhead, append(args, sql.Named("window", sqlkit.ReadAheadWindow*req.Limit), sql.Named("horizon", req.Horizon))
 	}
-	query, vals, err := q.Bind(args...)
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: %w", err)
-	}
-	stmt, err := d.stmts.Stmt(ctx, db, query)
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: prepare: %w", err)
-	}
-	rows, err := stmt.QueryContext(ctx, vals...)
-	if err != nil {
-		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: %w", err)
-	}
-	res, err := sqlkit.ScanRead(rows, false, req.Limit)
+	res, err := sqlkit.RunRead(ctx, &d.stmts, db, q, false, req.Limit, args...)
 	if err != nil {
 		return dialects.ReadResult{}, fmt.Errorf("sqlite: read: %w", err)
 	}
@@ -360,20 +348,8 @@ func (d *Dialect) ReadCritical(ctx context.Context, db *sql.DB, req dialects.Cri
 	if req.Limit <= 0 || len(req.Partitions) == 0 {
 		return dialects.CriticalResult{}, nil
 	}
-	query, args, err := d.readCritical.Bind(sql.Named("parts", jsonParts(req.Partitions)),
+	res, err := sqlkit.RunCritical(ctx, &d.stmts, db, d.readCritical, false, req.Limit, sql.Named("parts", jsonParts(req.Partitions)),
 		sql.Named("now", micros(sqlkit.UTC(req.Now))), sql.Named("window", sqlkit.CriticalWindow(req)), sql.Named("limit", req.Limit))
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("sqlite: read critical: %w", err)
-	}
-	stmt, err := d.stmts.Stmt(ctx, db, query)
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("sqlite: read critical: prepare: %w", err)
-	}
-	rows, err := stmt.QueryContext(ctx, args...)
-	if err != nil {
-		return dialects.CriticalResult{}, fmt.Errorf("sqlite: read critical: %w", err)
-	}
-	res, err := sqlkit.ScanCritical(rows, false, req.Limit)
 	if err != nil {
 		return dialects.CriticalResult{}, fmt.Errorf("sqlite: read critical: %w", err)
 	}

@@ -2,6 +2,7 @@ package sqlkit
 
 import (
 	"cmp"
+	"context"
 	"database/sql"
 	"fmt"
 	"slices"
@@ -24,7 +25,7 @@ const RecordColumns = 14
 // when withJSON, the JSON payload text (NULL when the payload is in the
 // payload column), then the read's horizon (dialects.ReadResult.Horizon,
 // the same on every row; a critical read's count of candidates, see
-// ScanCritical). hint is the number of rows expected (the read's
+// RunCritical). hint is the number of rows expected (the read's
 // limit), to size the result. Records are sorted by Seq. A row with a
 // column that cannot be decoded is returned with Record.Bad set (see
 // dialects.RowError), never as an error of the read.
@@ -229,11 +230,29 @@ func DeliverAt(e *dialects.Event, now time.Time) (at time.Time, ok bool) {
 // backlog.
 const ReadAheadWindow = 4
 
-// ScanCritical reads a dialect's read_critical.sql results: the columns
-// of ScanRead, whose last one here is the number of candidates the read
-// looked at (dialects.CriticalResult.Candidates, the same on every row).
-func ScanCritical(rows *sql.Rows, withJSON bool, hint int) (dialects.CriticalResult, error) {
-	res, err := ScanRead(rows, withJSON, hint)
+// RunRead binds a dialect's read q with args, runs it through its
+// statement prepared on db (stmts) and scans the rows (ScanRead).
+func RunRead(ctx context.Context, stmts *StmtCache, db *sql.DB, q *Query, withJSON bool, limit int, args ...sql.NamedArg) (dialects.ReadResult, error) {
+	query, vals, err := q.Bind(args...)
+	if err != nil {
+		return dialects.ReadResult{}, err
+	}
+	stmt, err := stmts.Stmt(ctx, db, query)
+	if err != nil {
+		return dialects.ReadResult{}, fmt.Errorf("prepare: %w", err)
+	}
+	rows, err := stmt.QueryContext(ctx, vals...)
+	if err != nil {
+		return dialects.ReadResult{}, err
+	}
+	return ScanRead(rows, withJSON, limit)
+}
+
+// RunCritical is RunRead for a dialect's read_critical.sql, whose last
+// column is the number of candidates the read looked at
+// (dialects.CriticalResult.Candidates, the same on every row).
+func RunCritical(ctx context.Context, stmts *StmtCache, db *sql.DB, q *Query, withJSON bool, limit int, args ...sql.NamedArg) (dialects.CriticalResult, error) {
+	res, err := RunRead(ctx, stmts, db, q, withJSON, limit, args...)
 	if err != nil {
 		return dialects.CriticalResult{}, err
 	}
