@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jitoutbox/jitoutbox/dialects"
+	"github.com/jitoutbox/jitoutbox/dialects/internal/sqlkit"
 )
 
 // criticalMigration is the name (not the number: migrations are renumbered
@@ -42,10 +43,7 @@ func (e *env) readCriticalResult(req dialects.CriticalRequest, now time.Duration
 		e.t.Fatalf("ReadCritical: %v", err)
 	}
 	recs := res.Records
-	window := req.Window
-	if window <= 0 {
-		window = dialects.CriticalWindow
-	}
+	window := sqlkit.CriticalWindow(req)
 	if len(recs) > 0 && (res.Candidates < len(recs) || res.Candidates > window) || len(recs) == 0 && res.Candidates != 0 {
 		e.t.Fatalf("ReadCritical returned %d rows of %d candidates (window %d)", len(recs), res.Candidates, window)
 	}
