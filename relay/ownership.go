@@ -448,35 +448,53 @@ func (o *owner) watch(ctx context.Context, v dialects.View) {
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
-		defer close(end)
-		for wctx.Err() == nil {
-			err := sess.WaitChange(wctx, v)
-			switch {
-			case errors.Is(err, dialects.ErrWaitUnsupported), wctx.Err() != nil:
-				return
-			case errors.Is(err, dialects.ErrRelaysChanged):
-				signal(o.changeSig) // a relay joined: rebalance and watch again
-				if f := o.r.fleet; f != nil {
-					signal(f.db.joined) // and so do the fleet's other tables
-				}
-				return
-			case err != nil:
-				t := time.NewTimer(time.Second)
-				select {
-				case <-wctx.Done():
-					t.Stop()
-					return
-				case <-t.C:
-				}
-				continue
-			}
-			signal(o.watchSig)
-			if f := o.r.fleet; f != nil {
-				signal(f.db.left)
-			}
-			return // restarted by the next rebalance with the new relay set
+		tell := o.waitChange(wctx, sess, v)
+		// Ended before it tells: the rebalance a signal starts must find
+		// this watcher ended (watchEnd closed) to start the next one, else
+		// the change seen here would leave the relay unwatched until its
+		// next unprompted rebalance.
+		close(end)
+		for _, c := range tell {
+			signal(c)
 		}
 	}()
+}
+
+// waitChange waits, until wctx ends, for a change of the live relays from
+// v, and returns the channels to signal for it: the owner's and, in a
+// fleet, the fleet's.
+func (o *owner) waitChange(wctx context.Context, sess dialects.Session, v dialects.View) []chan struct{} {
+	f := o.r.fleet
+	for wctx.Err() == nil {
+		err := sess.WaitChange(wctx, v)
+		switch {
+		case errors.Is(err, dialects.ErrWaitUnsupported), wctx.Err() != nil:
+			return nil
+		case errors.Is(err, dialects.ErrRelaysChanged):
+			// A relay joined: rebalance and watch again, and so do the
+			// fleet's other tables.
+			if f != nil {
+				return []chan struct{}{o.changeSig, f.db.joined}
+			}
+			return []chan struct{}{o.changeSig}
+		case err != nil:
+			t := time.NewTimer(time.Second)
+			select {
+			case <-wctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			continue
+		}
+		// A relay left: take its partitions now; the next rebalance
+		// watches the new relay set.
+		if f != nil {
+			return []chan struct{}{o.watchSig, f.db.left}
+		}
+		return []chan struct{}{o.watchSig}
+	}
+	return nil
 }
 
 // tellFleet (a fleet's anchor table) tells the fleet's other tables of a
