@@ -352,6 +352,49 @@ func TestFleetStopsAnchorLast(t *testing.T) {
 	})
 }
 
+// TestFleetAnchorsDiffer checks that a fleet takes the partitions of a
+// departed fleet in every table when the two chose different anchors (their
+// Tables lists differ, or a table found by pattern sorts before an older
+// anchor): the departing fleet closes the other fleet's anchor among its
+// first tables and its own anchor last, so the other fleet hears of the
+// departure before some of its tables are free, and must look again.
+func TestFleetAnchorsDiffer(t *testing.T) {
+	tables := []string{"anchors_a", "anchors_b", "anchors_c"}
+	forEachLockTarget(t, tables, func(t *testing.T, fe fleetEnv, envs []env) {
+		rec := newRecorder(nil)
+		f1, err := NewFleet(fleetConfig(fe, "fleet-1", rec, tables, nil)) // anchor: anchors_a
+		if err != nil {
+			t.Fatal(err)
+		}
+		// fleet-2's anchor is anchors_b, and it closes anchors_c slowly:
+		// anchors_a (fleet-1's anchor) is free at once, anchors_b only
+		// after anchors_c.
+		cfg2 := fleetConfig(fe, "fleet-2", rec, []string{tables[1], tables[0], tables[2]}, nil)
+		cfg2.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
+			d, err := fe.mk(table)
+			if err != nil || table != tables[2] {
+				return d, err
+			}
+			return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}, nil
+		}
+		f2, err := NewFleet(cfg2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop2 := startFleet(t, f2)
+		waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
+		startFleet(t, f1)
+		// Each fleet holds its share of every table: neither is short, so
+		// nothing but the departure makes fleet-1 look again.
+		waitFor(t, 10*time.Second, "the fleets split every table", func() bool {
+			ok, _ := split(t, envs, "fleet-1", "fleet-2")
+			return ok
+		})
+		stop2()
+		waitFor(t, 10*time.Second, "the remaining fleet owns every partition", ownsAll(t, envs, "fleet-1"))
+	})
+}
+
 // lossyDialect is a table whose sessions open after delay and whose
 // first drops Nudges (counted over every table of the fleet) reach
 // nobody: another relay's anchor between two waits.

@@ -43,6 +43,15 @@ const (
 	askMax   = 5 * time.Second
 )
 
+// followLooks bounds the looks of a fleet table told that a relay left
+// (follow): the first after followFirst, then twice as long each time up
+// to followMax, about seven seconds in all.
+const (
+	followLooks = 8
+	followFirst = 50 * time.Millisecond
+	followMax   = 2 * time.Second
+)
+
 // ownUpdate tells the publish loop which partitions to publish. done is
 // closed once it applies, which is after the batch in flight: a relay
 // releases a partition only when nothing of it is in flight.
@@ -84,6 +93,14 @@ type owner struct {
 	asks      int           // fleet: times this table asked for its share since it became short (askShare)
 	askAt     time.Time     // fleet: when it may ask again
 	seen      []string      // fleet anchor: the relays of the last view (tellFleet)
+	relaysN   int           // the live relays in the last view
+	// A fleet table told that a relay left looks again, taking every free
+	// partition, until its own view shows fewer relays than before: follows
+	// is the looks left, followN the relay count before the departure,
+	// followGap the wait before the next look.
+	follows   int
+	followN   int
+	followGap time.Duration
 	retry     time.Duration
 	// retryAt: with no session, when the next attempt to open one is due.
 	// A wake before it (a fleet's joins and leaves, a watch) does not try
@@ -120,10 +137,12 @@ func (o *owner) loop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			grabAll = o.follows > 0
 		case <-o.watchSig:
 			grabAll = true // a relay left: take its partitions now
 		case <-left:
 			grabAll = true
+			o.follow()
 		case <-o.changeSig:
 		case <-joined:
 		case <-nudge:
@@ -213,6 +232,10 @@ func (o *owner) step(ctx context.Context, grabAll bool) time.Duration {
 	if o.asks > 0 { // short of its share: look, and ask, again
 		next = min(next, max(time.Until(o.askAt), 0))
 	}
+	if o.follows > 0 {
+		next = min(next, o.followGap)
+		o.followGap = min(2*o.followGap, followMax)
+	}
 	if o.hungry > 0 {
 		next = min(next, o.hungryGap)
 		o.hungryGap = min(2*o.hungryGap, hungryInterval)
@@ -264,6 +287,14 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		o.stopWatch()
 	}
 	n := len(v.Relays)
+	switch {
+	case o.follows == 0:
+	case n < o.followN:
+		o.follows = 0 // the departure shows here: this look takes what it freed
+	default:
+		o.follows--
+	}
+	o.relaysN = n
 	idx := slices.Index(v.Relays, token)
 	if idx < 0 { // not yet visible (lease dialects renew it with Check)
 		idx, n = n, n+1
@@ -349,6 +380,21 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 	}
 	o.nudgeShort(sctx, len(release) > 0, len(free) > len(taken) && deficit > 0)
 	return nil
+}
+
+// follow starts the looks of a fleet table told that a relay left. The
+// anchor table's watch saw the relay leave, but this table's session of
+// that relay may close later: a relay stops its own anchor last, and the
+// two relays' anchors differ when their Tables lists do, or when a table
+// found by pattern sorts before an anchor chosen earlier. Until this
+// table's view shows fewer relays than before, it looks again and takes
+// every free partition (followLooks looks at most), instead of waiting
+// for its next unprompted rebalance (fleetRebalanceEvery).
+func (o *owner) follow() {
+	if o.follows == 0 {
+		o.followN = o.relaysN
+	}
+	o.follows, o.followGap = followLooks, followFirst
 }
 
 // askShare (a fleet table) asks the other relays for this table's share
