@@ -362,7 +362,20 @@ func TestFleetAnchorsDiffer(t *testing.T) {
 	tables := []string{"anchors_a", "anchors_b", "anchors_c"}
 	forEachLockTarget(t, tables, func(t *testing.T, fe fleetEnv, envs []env) {
 		rec := newRecorder(nil)
-		f1, err := NewFleet(fleetConfig(fe, "fleet-1", rec, tables, nil)) // anchor: anchors_a
+		// fleet-1's anchor is anchors_a. A table short of its share asks
+		// through its own fleet's anchor, which fleet-2 does not watch: the
+		// split relies on fleet-1 opening anchors_b (fleet-2's anchor, whose
+		// watch then tells fleet-2's tables) after its other tables.
+		cfg1 := fleetConfig(fe, "fleet-1", rec, tables, nil)
+		var noDrops atomic.Int32
+		cfg1.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
+			d, err := fe.mk(table)
+			if err != nil || table != tables[1] {
+				return d, err
+			}
+			return lossyDialect{Dialect: d, delay: time.Second, drops: &noDrops}, nil
+		}
+		f1, err := NewFleet(cfg1)
 		if err != nil {
 			t.Fatal(err)
 		}
