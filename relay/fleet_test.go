@@ -333,16 +333,7 @@ func TestFleetStopsAnchorLast(t *testing.T) {
 		waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
 		startFleet(t, f1)
 		waitFor(t, 10*time.Second, "fleet-1 serves every table", func() bool {
-			for _, e := range envs {
-				o, err := e.d.Ownership(context.Background(), e.db, time.Now())
-				if err != nil {
-					t.Fatalf("ownership: %v", err)
-				}
-				if !slices.ContainsFunc(o.Relays, func(r dialects.RelaySession) bool { return r.Name == "fleet-1" }) {
-					return false
-				}
-			}
-			return true
+			return !slices.ContainsFunc(envs, func(e env) bool { return !serves(t, e, "fleet-1") })
 		})
 		stop2()
 		// No event was published, so no busy check is due: before
@@ -367,13 +358,14 @@ func TestFleetAnchorsDiffer(t *testing.T) {
 		// split relies on fleet-1 opening anchors_b (fleet-2's anchor, whose
 		// watch then tells fleet-2's tables) after its other tables.
 		cfg1 := fleetConfig(fe, "fleet-1", rec, tables, nil)
-		var noDrops atomic.Int32
 		cfg1.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
 			d, err := fe.mk(table)
 			if err != nil || table != tables[1] {
 				return d, err
 			}
-			return lossyDialect{Dialect: d, delay: time.Second, drops: &noDrops}, nil
+			return gatedDialect{Dialect: d, gate: func() bool {
+				return serves(t, envs[0], "fleet-1") && serves(t, envs[2], "fleet-1")
+			}}, nil
 		}
 		f1, err := NewFleet(cfg1)
 		if err != nil {
@@ -398,14 +390,53 @@ func TestFleetAnchorsDiffer(t *testing.T) {
 		waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
 		startFleet(t, f1)
 		// Each fleet holds its share of every table: neither is short, so
-		// nothing but the departure makes fleet-1 look again.
-		waitFor(t, 10*time.Second, "the fleets split every table", func() bool {
+		// nothing but the departure makes fleet-1 look again. A session
+		// opening interrupts only a wait in progress: while the split is
+		// not there, a short-lived session on anchors_b tells fleet-2's
+		// watch again (fleet-1's asks cannot: they go through anchors_a).
+		var knocked time.Time
+		waitFor(t, 20*time.Second, "the fleets split every table", func() bool {
 			ok, _ := split(t, envs, "fleet-1", "fleet-2")
+			if !ok && time.Since(knocked) > time.Second {
+				knocked = time.Now()
+				s, err := envs[1].d.OpenSession(context.Background(), envs[1].db, "knock", time.Minute)
+				if err != nil {
+					t.Fatalf("knock: %v", err)
+				}
+				_ = s.Close()
+			}
 			return ok
 		})
 		stop2()
 		waitFor(t, 10*time.Second, "the remaining fleet owns every partition", ownsAll(t, envs, "fleet-1"))
 	})
+}
+
+// gatedDialect is a table whose sessions open once gate holds.
+type gatedDialect struct {
+	dialects.Dialect
+	gate func() bool
+}
+
+func (d gatedDialect) OpenSessionOn(ctx context.Context, l *dialects.Locker, relay string, lease time.Duration) (dialects.Session, error) {
+	for !d.gate() {
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return d.Dialect.OpenSessionOn(ctx, l, relay, lease)
+}
+
+// serves reports whether a live session of the relay named name is on e.
+func serves(t *testing.T, e env, name string) bool {
+	o, err := e.d.Ownership(context.Background(), e.db, time.Now())
+	if err != nil {
+		t.Errorf("ownership: %v", err)
+		return false
+	}
+	return slices.ContainsFunc(o.Relays, func(r dialects.RelaySession) bool { return r.Name == name })
 }
 
 // lossyDialect is a table whose sessions open after delay and whose

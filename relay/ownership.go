@@ -336,7 +336,7 @@ func (o *owner) rebalance(ctx context.Context, grabAll bool) error {
 		slices.Sort(o.owned)
 	}
 	if o.r.fleet != nil {
-		o.askShare(len(o.owned) < target && len(taken) == len(free))
+		o.askShare(len(o.owned) < target)
 	}
 	switch {
 	case len(o.owned) < target && o.hungry > 0:
@@ -398,12 +398,14 @@ func (o *owner) follow() {
 }
 
 // askShare (a fleet table) asks the other relays for this table's share
-// while it is short of it with nothing free: they hold it but, watching
-// only the anchor table, did not see this table's session open. The fleet
-// nudges them through the anchor. A nudge reaches only a wait in
-// progress, and the other relay's anchor may be between two waits, so a
-// table still short asks again after askFirst, then twice as long each
-// time up to askMax (step looks again then).
+// while it is short of it: they hold it but, watching only the anchor
+// table, did not see this table's session open. The fleet nudges them
+// through the anchor. A nudge reaches only a wait in progress, and the
+// other relay's anchor may be between two waits, so a table still short
+// asks again after askFirst, then twice as long each time up to askMax
+// (step looks again then). A table short with free partitions left asks
+// too: it lost the take of some to a relay releasing them (MySQL clears
+// the owner before it frees the lock), and must look again.
 func (o *owner) askShare(short bool) {
 	if !short {
 		o.asks, o.askAt = 0, time.Time{}
