@@ -290,6 +290,36 @@ func (d slowCloseDialect) OpenSessionOn(ctx context.Context, l *dialects.Locker,
 	return slowCloseSession{Session: s, delay: d.delay}, nil
 }
 
+// startInTurn runs a fleet of first until its relay owns every partition
+// of envs, then a fleet of second; it returns the first fleet's stop.
+func startInTurn(t *testing.T, envs []env, first, second FleetConfig) (stop func()) {
+	t.Helper()
+	f1, err := NewFleet(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := NewFleet(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop = startFleet(t, f1)
+	waitFor(t, 10*time.Second, first.Relay.Owner+" owns every partition", ownsAll(t, envs, first.Relay.Owner))
+	startFleet(t, f2)
+	return stop
+}
+
+// slowClosing returns a Source.Dialect of fe whose tables named by slow
+// close their sessions after 500 ms.
+func slowClosing(fe fleetEnv, slow func(table string) bool) func(string) (dialects.Dialect, error) {
+	return func(table string) (dialects.Dialect, error) {
+		d, err := fe.mk(table)
+		if err != nil || !slow(table) {
+			return d, err
+		}
+		return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}, nil
+	}
+}
+
 type slowCloseSession struct {
 	dialects.Session
 	delay time.Duration
@@ -310,28 +340,13 @@ func TestFleetStopsAnchorLast(t *testing.T) {
 	tables := []string{"laststop_a", "laststop_b", "laststop_c"}
 	forEachLockTarget(t, tables, func(t *testing.T, fe fleetEnv, envs []env) {
 		rec := newRecorder(nil)
-		f1, err := NewFleet(fleetConfig(fe, "fleet-1", rec, tables, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
 		cfg2 := fleetConfig(fe, "fleet-2", rec, tables, nil)
-		cfg2.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
-			d, err := fe.mk(table)
-			if err != nil || table == tables[0] { // the anchor closes at once
-				return d, err
-			}
-			return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}, nil
-		}
-		f2, err := NewFleet(cfg2)
-		if err != nil {
-			t.Fatal(err)
-		}
+		// The anchor closes at once, the others slowly.
+		cfg2.Sources[0].Dialect = slowClosing(fe, func(table string) bool { return table != tables[0] })
 		// fleet-2 owns every partition, then fleet-1 joins: fleet-2
 		// keeps at least half of each table, whatever has moved when
 		// it stops.
-		stop2 := startFleet(t, f2)
-		waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
-		startFleet(t, f1)
+		stop2 := startInTurn(t, envs, cfg2, fleetConfig(fe, "fleet-1", rec, tables, nil))
 		waitFor(t, 10*time.Second, "fleet-1 serves every table", func() bool {
 			return !slices.ContainsFunc(envs, func(e env) bool { return !serves(t, e, "fleet-1") })
 		})
@@ -367,28 +382,12 @@ func TestFleetAnchorsDiffer(t *testing.T) {
 				return serves(t, envs[0], "fleet-1") && serves(t, envs[2], "fleet-1")
 			}}, nil
 		}
-		f1, err := NewFleet(cfg1)
-		if err != nil {
-			t.Fatal(err)
-		}
 		// fleet-2's anchor is anchors_b, and it closes anchors_c slowly:
 		// anchors_a (fleet-1's anchor) is free at once, anchors_b only
 		// after anchors_c.
 		cfg2 := fleetConfig(fe, "fleet-2", rec, []string{tables[1], tables[0], tables[2]}, nil)
-		cfg2.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
-			d, err := fe.mk(table)
-			if err != nil || table != tables[2] {
-				return d, err
-			}
-			return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}, nil
-		}
-		f2, err := NewFleet(cfg2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stop2 := startFleet(t, f2)
-		waitFor(t, 10*time.Second, "fleet-2 owns every partition", ownsAll(t, envs, "fleet-2"))
-		startFleet(t, f1)
+		cfg2.Sources[0].Dialect = slowClosing(fe, func(table string) bool { return table == tables[2] })
+		stop2 := startInTurn(t, envs, cfg2, cfg1)
 		// Each fleet holds its share of every table: neither is short, so
 		// nothing but the departure makes fleet-1 look again. A session
 		// opening interrupts only a wait in progress: while the split is
