@@ -308,16 +308,27 @@ func startInTurn(t *testing.T, envs []env, first, second FleetConfig) (stop func
 	return stop
 }
 
+// wrapped returns a Source.Dialect of fe that passes each table's dialect
+// through wrap.
+func (fe fleetEnv) wrapped(wrap func(table string, d dialects.Dialect) dialects.Dialect) func(string) (dialects.Dialect, error) {
+	return func(table string) (dialects.Dialect, error) {
+		d, err := fe.mk(table)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(table, d), nil
+	}
+}
+
 // slowClosing returns a Source.Dialect of fe whose tables named by slow
 // close their sessions after 500 ms.
 func slowClosing(fe fleetEnv, slow func(table string) bool) func(string) (dialects.Dialect, error) {
-	return func(table string) (dialects.Dialect, error) {
-		d, err := fe.mk(table)
-		if err != nil || !slow(table) {
-			return d, err
+	return fe.wrapped(func(table string, d dialects.Dialect) dialects.Dialect {
+		if !slow(table) {
+			return d
 		}
-		return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}, nil
-	}
+		return slowCloseDialect{Dialect: d, delay: 500 * time.Millisecond}
+	})
 }
 
 type slowCloseSession struct {
@@ -373,15 +384,14 @@ func TestFleetAnchorsDiffer(t *testing.T) {
 		// split relies on fleet-1 opening anchors_b (fleet-2's anchor, whose
 		// watch then tells fleet-2's tables) after its other tables.
 		cfg1 := fleetConfig(fe, "fleet-1", rec, tables, nil)
-		cfg1.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
-			d, err := fe.mk(table)
-			if err != nil || table != tables[1] {
-				return d, err
+		cfg1.Sources[0].Dialect = fe.wrapped(func(table string, d dialects.Dialect) dialects.Dialect {
+			if table != tables[1] {
+				return d
 			}
 			return gatedDialect{Dialect: d, gate: func() bool {
 				return serves(t, envs[0], "fleet-1") && serves(t, envs[2], "fleet-1")
-			}}, nil
-		}
+			}}
+		})
 		// fleet-2's anchor is anchors_b, and it closes anchors_c slowly:
 		// anchors_a (fleet-1's anchor) is free at once, anchors_b only
 		// after anchors_c.
@@ -489,17 +499,13 @@ func TestFleetShareAskedAgain(t *testing.T) {
 		var drops atomic.Int32
 		drops.Store(3)
 		cfg1 := fleetConfig(fe, "fleet-1", rec, tables, nil)
-		cfg1.Sources[0].Dialect = func(table string) (dialects.Dialect, error) {
-			d, err := fe.mk(table)
-			if err != nil {
-				return nil, err
-			}
+		cfg1.Sources[0].Dialect = fe.wrapped(func(table string, d dialects.Dialect) dialects.Dialect {
 			delay := time.Second
 			if table == tables[0] { // the anchor joins first
 				delay = 0
 			}
-			return lossyDialect{Dialect: d, delay: delay, drops: &drops}, nil
-		}
+			return lossyDialect{Dialect: d, delay: delay, drops: &drops}
+		})
 		f1, err := NewFleet(cfg1)
 		if err != nil {
 			t.Fatal(err)
